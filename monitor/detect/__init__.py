@@ -1,0 +1,155 @@
+"""The pure detection core: ``step(state, event, cfg) -> (state, flags)``.
+
+The Faust worker, ``monitor replay`` and the tests all call ``step``, so a stream and an offline
+replay of the same events give the same flags by construction. Nothing here does I/O, reads a
+clock or touches metrics. Events of a session must arrive in turn order; gaps in turn numbers are
+fine. An event older than the session's newest turn is still counted but cannot raise a repeat.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+import msgspec
+
+from monitor.detect.config import DetectConfig
+from monitor.detect.repeats import check_call
+from monitor.detect.restatements import find_restatements, instructions_in
+from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, SessionState
+from monitor.events import Event
+from monitor.flags import Flag, text_key
+
+__all__ = ["DetectConfig", "SessionState", "detect_all", "new_state", "step"]
+
+#: Attribute keys copied from events into session attrs (and later into metric labels).
+SESSION_ATTRS = ("agent", "agent_version", "model", "compactor", "tenant", "parent_session")
+_MAX_ATTR_CHARS = 128
+
+
+def _id_hash(event_id: str) -> int:
+    """A stable 64-bit hash of an event id (CRC-32 and Adler-32: cheap, and ample for telling
+    apart the few dozen recent ids of one session)."""
+    data = event_id.encode("utf-8", "surrogatepass")
+    return zlib.crc32(data) << 32 | zlib.adler32(data)
+
+
+def new_state(event: Event) -> SessionState:
+    """The empty state of the session ``event`` opens."""
+    return SessionState(meta=Meta(session_id=event.session_id, first_ts=event.ts, last_ts=event.ts))
+
+
+def _merged_attrs(current: dict[str, str], event: Event) -> dict[str, str]:
+    if not event.attrs:
+        return current
+    update = {
+        k: v[:_MAX_ATTR_CHARS]
+        for k, v in event.attrs.items()
+        if k in SESSION_ATTRS and current.get(k) != v[:_MAX_ATTR_CHARS]
+    }
+    return {**current, **update} if update else current
+
+
+def _compaction_between(turns: tuple[int, ...], start: int, end: int) -> int | None:
+    """The latest remembered compaction turn c with start < c < end."""
+    for c in reversed(turns):
+        if start < c < end:
+            return c
+    return None
+
+
+def step(
+    state: SessionState | None, event: Event, cfg: DetectConfig
+) -> tuple[SessionState, list[Flag]]:
+    """Advance one session by one event; return its new state and the flags the event raises.
+
+    A redelivered event (an event id among the last ``cfg.max_seen_ids`` seen) changes nothing.
+    """
+    if state is None:
+        state = new_state(event)
+    meta = state.meta
+    h = _id_hash(event.event_id)
+    if h in meta.seen:
+        return state, []
+    calls, recent, instructions = state.calls, state.recent, state.instructions
+    flags: list[Flag] = []
+    changes: dict[str, object] = {
+        "events": meta.events + 1,
+        "seen": (*meta.seen[-(cfg.max_seen_ids - 1) :], h) if cfg.max_seen_ids > 1 else (h,),
+        "last_ts": max(meta.last_ts, event.ts),
+        "max_turn": max(meta.max_turn, event.turn),
+    }
+    attrs = _merged_attrs(meta.attrs, event)
+    if attrs is not meta.attrs:
+        changes["attrs"] = attrs
+    kind = event.kind
+    if kind == "tool_call":
+        changes["tool_calls"] = meta.tool_calls + 1
+        calls, recent, flag = check_call(state, meta, event, cfg)
+        if flag is not None:
+            flags.append(flag)
+            changes["repeat_flags"] = meta.repeat_flags + 1
+    elif kind == "user_message":
+        text = (event.text or "")[: cfg.max_text_chars]
+        changes["user_messages"] = meta.user_messages + 1
+        keys: set[str] = set()
+        for found in find_restatements(instructions.items, text, event.turn, cfg):
+            key = text_key(found.earlier.sentence)
+            if key in keys:
+                continue  # the same instruction given twice before: one flag, the best match
+            keys.add(key)
+            c = _compaction_between(meta.compaction_turns, found.earlier.turn, event.turn)
+            flags.append(
+                Flag(
+                    session_id=event.session_id,
+                    signal="restated_instruction",
+                    turn=event.turn,
+                    original_turn=found.earlier.turn,
+                    compaction_turn=c,
+                    key=key,
+                    evidence={
+                        "earlier": found.earlier.sentence,
+                        "later": found.sentence,
+                        "original_turn": found.earlier.turn,
+                        "turn": event.turn,
+                        "score": round(found.score, 1),
+                        "cues": list(found.cues),
+                        "spans_compaction": c is not None,
+                        "compactor": meta.compactor,
+                    },
+                    event_id=event.event_id,
+                    ts=event.ts,
+                    attrs=attrs,
+                )
+            )
+        if flags:
+            changes["restate_flags"] = meta.restate_flags + len(flags)
+        new = instructions_in(text, event.turn, cfg)
+        if new:
+            items = (*instructions.items, *new)[-cfg.max_instructions :]
+            instructions = Instructions(items)
+    elif kind == "compaction":
+        compactor = (event.compaction.compactor if event.compaction else None) or attrs.get(
+            "compactor"
+        )
+        changes["compactions"] = meta.compactions + 1
+        changes["compaction_turns"] = (*meta.compaction_turns[-(MAX_COMPACTIONS - 1) :], event.turn)
+        changes["compactor"] = compactor
+    elif kind == "incident":
+        changes["incident"] = True
+    elif kind == "session_end":
+        changes["ended"] = True
+    meta = msgspec.structs.replace(meta, **changes)
+    return SessionState(meta, calls, recent, instructions), flags
+
+
+def detect_all(events: Iterable[Event], cfg: DetectConfig | None = None) -> list[Flag]:
+    """Run the core over events (any sessions, each in turn order) and return every flag."""
+    cfg = cfg or DetectConfig()
+    states: dict[str, SessionState] = {}
+    out: list[Flag] = []
+    for event in events:
+        state, flags = step(states.get(event.session_id), event, cfg)
+        states[event.session_id] = state
+        out.extend(flags)
+    return out

@@ -1,0 +1,110 @@
+"""Argument canonicalisation: two calls are "identical" when their canonical forms are equal.
+
+Models spell the same call differently: key order, JSON whitespace, ``1`` vs ``1.0`` vs ``1e0``.
+None of that changes what the tool does, so none of it may hide a repeat. String contents are kept
+exactly (``"ls "`` and ``"ls"`` may be different commands), and ``true`` never equals ``1``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Final
+
+import msgspec
+
+_encoder: Final = msgspec.json.Encoder(order="sorted")
+#: Deeper structures are fingerprinted on their encoded text rather than walked (bounds recursion).
+MAX_DEPTH: Final = 64
+
+
+class _Token(str):
+    """Structural text pushed on the stack, told apart from string values by its type."""
+
+
+def _deep_text(value: Any) -> str:
+    """An exact text form of an over-deep structure, built without recursion."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append("{")
+            stack.append(_Token("}"))
+            for k in sorted(item, key=str, reverse=True):
+                stack.extend((item[k], _Token(f"{k!r}:")))
+        elif isinstance(item, list | tuple):
+            out.append("[")
+            stack.append(_Token("]"))
+            stack.extend(reversed(item))
+        else:
+            out.append(repr(item) + ",")
+    return "".join(out)
+
+
+def _normalise(value: Any, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        return _deep_text(value)
+    if isinstance(value, bool) or value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer() and abs(value) <= 2**53:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {str(k): _normalise(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise(v, depth + 1) for v in value]
+    return str(value)
+
+
+def _float_hook(text: str) -> float | int:
+    value = float(text)
+    if value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
+#: Re-reading the encoded arguments through this decoder spells every integral float as an int;
+#: the hook runs only for float tokens, so float-free arguments pay one extra decode (~0.5 us).
+_float_normaliser: Final = msgspec.json.Decoder(float_hook=_float_hook)
+
+
+def canonical(arguments: dict[str, Any]) -> bytes:
+    """Canonical JSON bytes of a call's arguments: sorted keys, compact, integral floats as ints.
+
+    JSON has no NaN or infinity: msgspec spells them ``null``, and the slow path (for values
+    msgspec cannot encode) spells them as strings and compares over-deep structures on their text.
+    """
+    try:
+        body = _encoder.encode(arguments)
+        if b"." in body or b"e" in body or b"E" in body:
+            body = _encoder.encode(_float_normaliser.decode(body))
+        return body
+    except (TypeError, ValueError, RecursionError, OverflowError, msgspec.DecodeError):
+        return _encoder.encode(_normalise(arguments, 0))
+
+
+def fingerprint(tool: str, arguments: dict[str, Any], max_bytes: int = 65_536) -> int:
+    """A 63-bit fingerprint of (tool name, canonical arguments).
+
+    Arguments longer than ``max_bytes`` are fingerprinted on their prefix plus their full length,
+    which bounds the hashing cost of pathological payloads while keeping distinct lengths distinct.
+    """
+    body = canonical(arguments)
+    if len(body) > max_bytes:
+        body = body[:max_bytes] + b"#" + str(len(body)).encode()
+    digest = hashlib.blake2b(
+        tool.encode("utf-8", "surrogatepass") + b"\x00" + body, digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def fingerprint_hex(fp: int) -> str:
+    return f"{fp:016x}"

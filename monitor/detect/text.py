@@ -1,0 +1,599 @@
+"""Plain-text analysis of user messages: sentences, tokens, and what kind of sentence each is.
+
+Everything here is a pure function of a string. The restatement detector builds on it; nothing
+here knows about sessions or scores. The rules are general English cues (question form,
+acknowledgements, reports of state, negation, reminders), not vocabulary of any one domain.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import unicodedata
+from typing import Final, Literal
+
+import msgspec
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+Kind = Literal["instruction", "question", "ack", "status", "empty"]
+
+#: Salience of a token, used as its weight when measuring overlap.
+GENERIC: Final = 0  # verbs and fillers that almost every instruction has ("keep", "use", "make")
+PLAIN: Final = 1  # ordinary content words
+NAME: Final = 2  # proper nouns, all-caps words
+VALUE: Final = 3  # numbers, paths, identifiers, anything in backticks
+
+_QUOTES: Final = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": " - ",
+        "\u00a0": " ",
+        "\u2009": " ",
+    }
+)
+_ABBREVIATIONS: Final = re.compile(
+    r"\b(?:dr|mr|mrs|ms|prof|st|vs|etc|approx|no|fig|inc|ltd|e\.g|i\.e|cf)\.(?=\s)", re.IGNORECASE
+)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?<=[.!?])(?=[A-Z])(?<![A-Z]\.)")
+_CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-\s+")
+#: Finer breaks: a contrastive tail (", not X") and a reason (", so ...").
+_TAIL: Final = re.compile(
+    r",\s*(?=(?:not|no|never|nothing|none)\b)|,\s+(?:so|because|since)\s+", re.IGNORECASE
+)
+#: A piece opening with one of these frames what follows ("For the app, never ..."): not a clause.
+_FRAME_OPENERS: Final = _set("""
+for in on at with when if while during before after unless until once whenever on
+""")
+_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_CONTRACTION: Final = re.compile(
+    r"\b(can)'t\b|\b(can)not\b|\b(wo)n't\b|\b(sha)n't\b|(\w)n't\b|"
+    r"\b(it|that|what|there|here|where|who|how|let)'s\b|'(re|ve|ll|d|m|s)\b",
+    re.IGNORECASE,
+)
+_EXPANDED: Final = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": " am", "s": ""}
+
+
+def _expand(m: re.Match[str]) -> str:
+    """One pass over all contractions: "don't" -> "do not", "it's" -> "it is", "'s" -> ""."""
+    g = m.groups()
+    if g[0] or g[1]:
+        return (g[0] or g[1]) + " not"
+    if g[2]:
+        return "will not"
+    if g[3]:
+        return "shall not"
+    if g[4]:
+        return g[4] + " not"
+    if g[5]:
+        return g[5] + " is"
+    return _EXPANDED[g[6].lower()]
+
+
+_TOKEN: Final = re.compile(r"`[^`]{1,80}`|[A-Za-z0-9$%][\w$%./+#\-]*[\w%+#]|[A-Za-z0-9]")
+_SPLIT_NUMBER_UNIT: Final = re.compile(r"^(\d+(?:\.\d+)?)([a-z]{1,4})$")
+_COMPOUND: Final = re.compile(r"[A-Za-z]+(?:[-/][A-Za-z]+)+")
+_CODE_CHARS: Final = re.compile(r"[\d_/.#+]|[a-z][A-Z]")
+
+_ORDERED_NUMBERS: Final = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
+_NUMBER_WORDS: Final = {w: i for i, w in enumerate(_ORDERED_NUMBERS)} | {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "thousand": 1000,
+    "dozen": 12,
+    "half": 0,
+}
+
+STOPWORDS: Final = _set("""
+a an the and or but nor of to in on at for with by from as into onto over under about than then
+so if when while until till before after during per via up down out off again also just only even
+is are was were be been being am do does did done doing have has had having will would shall
+should must can could may might need needs ought
+i me my mine we us our ours you your yours he him his she her they them their it its this that
+these those there here what which who whom whose why how where all any each every some no not
+never none nothing other such own same too very more most much many few both either neither
+please pls thanks thank ok okay yes yeah yep sure now still already really actually right
+one thing things way lot bit kind sort like through across within between against
+free without alone untouched unchanged avoid refrain nobody
+said told mentioned noted earlier previously already before reminder remember again once
+""")
+
+#: Verbs nearly every instruction carries; they say little about *which* instruction it is.
+GENERIC_WORDS: Final = _set("""
+keep use make set put let get go goes stay stays remain leave give take want need do write
+run add have try ensure sure note always everything anything something stuff
+""")
+
+#: Words that negate the predicate when they open a clause ("don't", "never", "no", "stop").
+_CLAUSE_NEGATORS: Final = _set("not no never stop avoid nothing none without quit")
+#: Words whose meaning carries a negation wherever they stand ("keep it disabled").
+_NEGATIVE_WORDS: Final = _set("""
+never disable disabled disabling hide hidden hiding exclude excluded excluding omit omitted
+forbid forbidden prevent prohibit skip skipped avoid avoiding without alone untouched unchanged
+off free stop stopped stopping refrain drop ban banned block blocked remove removed
+""")
+_NEGATING_AUX: Final = _set("""
+do does did is are was were be can could will would should shall must may might need have has
+""")
+
+_WH: Final = _set("what how why when where which who whom whose")
+_INVERTED_AUX: Final = _set("""
+is are was were am do does did has have had can could would will shall should may might isn
+""")
+_POLITE: Final = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(\w+)", re.I)
+_ACK_OPENERS: Final = _set("""
+ok okay k kk cool great nice thanks thank thx ty perfect awesome lgtm good excellent wonderful
+yes yep yeah yup sure got sounds love amazing fantastic brilliant neat sweet hmm hm ah oh wow
+fyi btw interesting noted understood right alright fine
+""")
+_PRAISE: Final = _set("""
+good great nice perfect fantastic lovely awesome excellent amazing wonderful better best fine
+right works working worked work readable faster cleaner tighter approved correct beautiful
+brilliant helpful useful done ready close
+""")
+#: Words and word pairs that make a statement a rule ("X must ...", "X goes through review").
+_OBLIGATION_WORDS: Final = _set("""
+must should shall ought need needs please pls ensure remember always never only goes go belong
+belongs stay stays remain remains require requires
+""")
+_OBLIGATION_PAIRS: Final = frozenset(
+    {
+        ("has", "to"),
+        ("have", "to"),
+        ("got", "to"),
+        ("can", "not"),
+        ("may", "not"),
+        ("make", "sure"),
+        ("want", "you"),
+        ("all", "the"),
+        ("i", "want"),
+        ("we", "want"),
+    }
+)
+_REPORT_OPENERS: Final = re.compile(
+    r"^(?:fyi|btw|hmm+|looks like|seems|it seems|apparently|i think|i guess|i noticed|"
+    r"i see|i wonder|not sure|just noticed|so far)\b",
+    re.IGNORECASE,
+)
+_SUBJECT_OPENERS: Final = _set("""
+the a an this that these those it its there they he she we i our my their his her your you
+someone somebody everyone nobody
+""")
+#: Finite verbs that mark a report of how things are: copulas and common irregular pasts.
+_FINITE: Final = _set("""
+is are was were has had looks look seem seems appears spent took went ran got made broke grew
+fell found saw came became began wrote built sent felt lost paid hit gave told thought kept
+""")
+_FILLERS: Final = _set("""
+please pls also and then now next just so ok okay but oh hey finally first lastly plus
+still again reminder
+""")
+
+_REMINDER: Final = re.compile(
+    r"\bagain\b|\bonce more\b|\bone more time\b|\breminder\b|\bremember\b|\bhow many times\b|"
+    r"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have)?\s+(?:already\s+)?(?:said|mentioned|noted|told you|"
+    r"asked|wrote|explained|agreed)|"
+    r"\b(?:i|we)\s*(?:'ve|have)?\s+(?:already\s+)?(?:said|told you|asked you|mentioned|"
+    r"explained)\b|\btold you\b|"
+    r"\bas\s+(?:noted|mentioned|discussed|agreed|requested|stated|said)\b|"
+    r"\bper my (?:earlier|previous|last)\b|"
+    r"\b(?:twice|three times|for the (?:second|third|last) time)\b|"
+    r"\bi keep (?:saying|telling|asking)\b|\bstill\b",
+    re.IGNORECASE,
+)
+#: A reminder phrase opening a sentence ("As I said, ...", "Reminder:") is not its content.
+_REMINDER_OPENER: Final = re.compile(
+    r"^\W*(?:(?:as|like)\s+(?:i|we)\s*(?:'ve|have)?\s+(?:already\s+)?\w+"
+    r"(?:\s+(?:you|earlier|before|already))*|"
+    r"(?:i|we)\s*(?:'ve|have)?\s+(?:already\s+)?(?:said|told you)(?:\s+(?:this|that|it))?"
+    r"(?:\s+(?:before|already|earlier))*|"
+    r"told you(?:\s+(?:this|that|so))?(?:\s+(?:before|already))*|"
+    r"as\s+(?:noted|mentioned|discussed|agreed|said)(?:\s+(?:earlier|before|above))?|"
+    r"per my (?:earlier|previous|last) (?:note|message|comment)|reminder|again|once more)"
+    r"\s*[,:;.!-]*\s*",
+    re.IGNORECASE,
+)
+_WEAK_REMINDER: Final = frozenset({"still"})
+#: Substrings one of which every match of the cue patterns contains: a cheap pre-check.
+_REMINDER_HINTS: Final = (
+    "again",
+    "once more",
+    "one more",
+    "remind",
+    "remember",
+    "times",
+    "said",
+    "told",
+    "mention",
+    "noted",
+    "wrote",
+    "explained",
+    "asked",
+    "agreed",
+    "discussed",
+    "requested",
+    "stated",
+    "per my",
+    "twice",
+    "keep ",
+    "still",
+)
+_UPDATE_HINTS: Final = (
+    "instead",
+    "actual",
+    "rather",
+    "switch",
+    "change",
+    "from now",
+    "no longer",
+    "anymore",
+    "replace",
+    "scratch",
+    "correction",
+    "second thought",
+    "new plan",
+)
+_OPENER_WORDS: Final = _set("as like i we told per reminder again once")
+_UPDATE: Final = re.compile(
+    r"\binstead\b|\bactually\b|\brather\b|\bswitch(?:ed|ing)?\b|"
+    r"\bchange[sd]? (?:it |that |this )?to\b|"
+    r"\bfrom now on\b|\bno longer\b|\banymore\b|\breplace\b|\bscratch that\b|\bcorrection\b|"
+    r"\bchanged (?:my|his|her|their|our) mind\b|\bon second thought\b|\bnew plan\b",
+    re.IGNORECASE,
+)
+_EMPHASIS: Final = re.compile(r"[!?]{2,}|!\s*$")
+
+
+class Token(msgspec.Struct, frozen=True, array_like=True):
+    """A normalised word: ``stem`` for matching and ``weight`` for how much it identifies."""
+
+    stem: str
+    weight: int
+
+
+class Sentence(msgspec.Struct, frozen=True):
+    """Everything the detector reads off one sentence, computed in one pass."""
+
+    text: str
+    kind: Kind
+    tokens: tuple[Token, ...]
+    polarity: int
+    update: bool
+
+
+@functools.lru_cache(maxsize=1024)
+def analyse(sentence: str) -> Sentence:
+    """Kind, tokens, polarity and update cue of a sentence.
+
+    Memoised: the core reads each user message twice (to match it, then to remember its
+    instructions), and sessions repeat sentences; the cache holds no state, only results.
+    """
+    norm = normalise(sentence)
+    raw = _TOKEN.findall(_CONTRACTION.sub(_expand, norm))
+    ws = [w.strip("`").lower() for w in raw]
+    stripped = _strip_opener(norm, ws)
+    k = _kind(stripped, words(stripped) if stripped != norm.strip() else ws)
+    return Sentence(
+        text=sentence,
+        kind=k,
+        tokens=tuple(_tokens(raw)) if k == "instruction" else (),
+        polarity=_polarity(ws),
+        update=_has_update(norm),
+    )
+
+
+def _strip_opener(norm: str, ws: list[str]) -> str:
+    if ws and ws[0] in _OPENER_WORDS:
+        return _REMINDER_OPENER.sub("", norm).strip()
+    return norm.strip()
+
+
+def _has_update(norm: str) -> bool:
+    low = norm.lower()
+    if not any(h in low for h in _UPDATE_HINTS):
+        return False
+    return _UPDATE.search(norm) is not None
+
+
+def normalise(text: str) -> str:
+    """NFKC, straight quotes, no thousands separators: the form every other function reads."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return _THOUSANDS.sub("", text)
+
+
+def sentences(text: str) -> list[str]:
+    """Split a message into sentences, then clauses at ``;`` and dashes.
+
+    Abbreviations (``Dr.``, ``e.g.``) do not end a sentence; dotted names (``a.b``) and
+    decimals never do because a split needs whitespace after the stop.
+    """
+    protected = _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), normalise(text))
+    out: list[str] = []
+    for part in _SENTENCE_END.split(protected):
+        for clause in _CLAUSE_END.split(part):
+            clause = clause.replace("\x00", ".").strip().strip("\"'-:,").strip()
+            if clause and any(ch.isalnum() for ch in clause):
+                out.append(clause)
+    return out
+
+
+def clauses(sentence: str) -> list[str]:
+    """The main clause and its contrastive or causal tail, when a sentence has both.
+
+    "Any logging goes through the macros, no bare printf" -> the two halves, so that each
+    can be compared on its own. A leading frame ("For the newsletter, never ...") is kept whole.
+    """
+    pieces = [p.strip(" ,") for p in _TAIL.split(sentence)]
+    pieces = [p for p in pieces if any(ch.isalnum() for ch in p)]
+    if len(pieces) < 2:
+        return [sentence]
+    first = words(pieces[0])
+    if not first or first[0] in _FRAME_OPENERS:
+        return [sentence]
+    return pieces
+
+
+def words(sentence: str) -> list[str]:
+    """Lower-case words with contractions expanded ("don't" -> "do", "not")."""
+    text = normalise(sentence)
+    text = _CONTRACTION.sub(_expand, text)
+    return [w.strip("`").lower() for w in _TOKEN.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A crude suffix stripper; matching also accepts prefixes, so it only has to be consistent."""
+    if len(word) <= 4 or not word.isalpha():
+        return word
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if not word.endswith(suffix):
+            continue
+        if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+            continue
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            return word
+        base = word[: -len(suffix)] + repl
+        if len(base) >= 3:
+            if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # stopped -> stopp -> stop
+            return base
+        return word
+    return word
+
+
+def _numbers(raw: list[str]) -> list[str]:
+    """Spell-out numbers become digits ("a hundred and fifty" -> "150", "twenty" -> "20")."""
+    out: list[str] = []
+    total: int | None = None
+    for w in raw:
+        if w in _NUMBER_WORDS and w != "half":
+            n = _NUMBER_WORDS[w]
+            total = (total or 1) * n if n in (100, 1000) else (total or 0) + n
+            continue
+        if w == "and" and total is not None:
+            continue
+        if total is not None:
+            out.append(str(total))
+            total = None
+        out.append(w)
+    if total is not None:
+        out.append(str(total))
+    return out
+
+
+def tokens(sentence: str) -> list[Token]:
+    """Content tokens of a sentence with their salience; stopwords and cue words dropped."""
+    return _tokens(_TOKEN.findall(_CONTRACTION.sub(_expand, normalise(sentence))))
+
+
+def _tokens(raw: list[str]) -> list[Token]:
+    first_alpha = next((i for i, w in enumerate(raw) if w[:1].isalpha()), 0)
+    pieces: list[tuple[str, int]] = []
+    words_in: list[tuple[int, str, bool]] = []
+    for i, w in enumerate(raw):
+        if w.startswith("`"):
+            for part in _TOKEN.findall(w.strip("`")):
+                if _COMPOUND.fullmatch(part):
+                    words_in.extend((i, p, True) for p in re.split(r"[-/]", part))
+                else:
+                    words_in.append((i, part, True))
+        elif _COMPOUND.fullmatch(w):
+            words_in.extend((i, part, False) for part in re.split(r"[-/]", w))  # compounds: parts
+        else:
+            words_in.append((i, w, False))
+    for i, w, quoted in words_in:
+        w = w.strip(".-/()!")
+        if not w:
+            continue
+        low = w.lower()
+        unit = _SPLIT_NUMBER_UNIT.match(low)
+        if unit:
+            pieces.append((unit.group(1), VALUE))
+            pieces.append((unit.group(2), PLAIN))
+            continue
+        if (quoted and len(low) > 2) or _CODE_CHARS.search(w) or "%" in w or "$" in w:
+            weight = VALUE
+        elif low not in STOPWORDS and (
+            (len(w) >= 2 and w.isupper() and w.isalpha()) or (w[:1].isupper() and i != first_alpha)
+        ):
+            weight = NAME
+        else:
+            weight = PLAIN
+        pieces.append((low, weight))
+    spelled = _numbers([p for p, _ in pieces])
+    if spelled != [p for p, _ in pieces]:  # numbers were spelled out: re-derive salience
+        weights = {p: wt for p, wt in pieces}
+        pieces = [(p, VALUE if p.isdigit() else weights.get(p, PLAIN)) for p in spelled]
+    out: list[Token] = []
+    for low, weight in pieces:
+        if low in STOPWORDS or (len(low) == 1 and not low.isdigit()):
+            continue
+        if low in GENERIC_WORDS and weight == PLAIN:
+            weight = GENERIC
+        out.append(Token(stem(low), weight))
+    return out
+
+
+def polarity(sentence: str) -> int:
+    """1 if the sentence's predicate is negated an odd number of times, else 0.
+
+    Counts clause-opening negators ("don't", "never", "no", "stop"), negated auxiliaries
+    ("should not") and words negative in themselves ("disabled", "hidden", "without").
+    A contrastive tail ("use X, not Y") names the alternative and does not flip the clause.
+    """
+    return _polarity(words(sentence))
+
+
+def _polarity(ws: list[str]) -> int:
+    count = 0
+    clause_start = True
+    skip_fillers = True
+    prev = ""
+    for w in ws:
+        if skip_fillers and w in _FILLERS:
+            prev = w
+            continue
+        skip_fillers = False
+        if (
+            (w in ("not", "no") and (clause_start or prev in _NEGATING_AUX))
+            or w in _NEGATIVE_WORDS
+            or (clause_start and w in _CLAUSE_NEGATORS)
+        ):
+            count += 1
+        clause_start = prev == "do" and w == "not"
+        prev = w
+    return count % 2
+
+
+def reminder_cues(text: str) -> tuple[bool, bool]:
+    """(strong, weak) reminder cues: "as I said", "again", "told you" vs a bare "still"."""
+    strong = weak = False
+    norm = normalise(text)
+    low = norm.lower()
+    if not any(h in low for h in _REMINDER_HINTS):
+        return False, False
+    for m in _REMINDER.finditer(norm):
+        if m.group(0).lower() in _WEAK_REMINDER:
+            weak = True
+        else:
+            strong = True
+    return strong, weak
+
+
+def emphatic(text: str) -> bool:
+    """Shouting: runs of ``!``/``?`` or a common word in capitals ("NOT", "EVERY")."""
+    if _EMPHASIS.search(text):
+        return True
+    for w in re.findall(r"\b[A-Z]{2,}\b", text):
+        low = w.lower()
+        if low in STOPWORDS or low in _CLAUSE_NEGATORS or low in ("stop", "again", "why"):
+            return True
+    return False
+
+
+def has_update_cue(text: str) -> bool:
+    """Words that announce a changed value: "instead", "actually", "switch to"."""
+    return _has_update(normalise(text))
+
+
+def kind(sentence: str) -> Kind:
+    """What a sentence does: instructs, asks, acknowledges, or reports how things are.
+
+    Fragments without a verb ("dev board only", "Italian markings") count as instructions:
+    in a user message they are almost always elliptical commands.
+    """
+    norm = normalise(sentence)
+    text = _strip_opener(norm, words(norm))
+    return _kind(text, words(text))
+
+
+def _kind(text: str, ws: list[str]) -> Kind:
+    if not ws:
+        return "empty"
+    body = [w for w in ws if w not in _FILLERS] or ws
+    first = body[0]
+    polite = _POLITE.match(" ".join(body))
+    if polite and polite.group(1) not in ("i", "we", "you", "it", "that", "this", "not"):
+        return "instruction"
+    stripped = text.rstrip(" .!)\"'")
+    if stripped.endswith("?") or stripped.endswith("?)"):
+        return "question"
+    if first in _WH and (len(body) == 1 or body[1] in _INVERTED_AUX or body[1] in ("not",)):
+        return "question"
+    if (
+        first in _INVERTED_AUX
+        and len(body) > 1
+        and body[1] in _SUBJECT_OPENERS | {"anyone", "anything"}
+    ):
+        return "question"
+    obligation = (
+        not _OBLIGATION_WORDS.isdisjoint(ws)
+        or any(pair in _OBLIGATION_PAIRS for pair in itertools.pairwise(ws))
+        or any(w.startswith("every") for w in ws)
+    )
+    negated = _polarity(ws) == 1 or "not" in ws or "no" in ws
+    if _REPORT_OPENERS.match(" ".join(ws)):
+        return "status"
+    if ws[0] in _ACK_OPENERS and not (obligation or negated) and first not in GENERIC_WORDS:
+        return "ack"
+    if obligation or negated:
+        return "instruction"
+    praise = any(w in _PRAISE for w in ws)
+    finite = any(w in _FINITE for w in ws[:6])
+    if first in _SUBJECT_OPENERS or finite:
+        return "status" if (finite or praise or _has_verb_after_subject(ws)) else "instruction"
+    if praise and len(ws) <= 6:
+        return "ack"
+    if _has_past_verb(ws):
+        return "status"
+    return "instruction"
+
+
+def _has_verb_after_subject(ws: list[str]) -> bool:
+    """ "the parser now handles ...": a third-person or past verb after a noun-phrase subject."""
+    for w in ws[1:6]:
+        if w.endswith(("ed", "es")) or (w.endswith("s") and not w.endswith("ss") and len(w) > 3):
+            return True
+    return False
+
+
+def _has_past_verb(ws: list[str]) -> bool:
+    """A subject followed by a past-tense verb ("opposing counsel filed their reply")."""
+    if len(ws) < 3 or ws[0].endswith("ed"):
+        return False
+    return any(w.endswith("ed") and len(w) > 4 for w in ws[1:3]) and ws[0] not in GENERIC_WORDS

@@ -1,0 +1,121 @@
+"""Table definitions. Alembic migrations in ``alembic/`` are the only way these are created."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: Stable constraint names, so later migrations can refer to them and upserts can target them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+#: SQLite only auto-increments INTEGER PRIMARY KEY; Postgres gets a 64-bit identity.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class SessionRow(Base):
+    """A session that raised at least one flag or reported an incident, with absolute counters."""
+
+    __tablename__ = "sessions"
+
+    session_id: Mapped[str] = mapped_column(String(256), primary_key=True)
+    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    first_flagged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_flagged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    turns: Mapped[int] = mapped_column(Integer, default=0)
+    events: Mapped[int] = mapped_column(Integer, default=0)
+    tool_calls: Mapped[int] = mapped_column(Integer, default=0)
+    user_messages: Mapped[int] = mapped_column(Integer, default=0)
+    compactions: Mapped[int] = mapped_column(Integer, default=0)
+    repeat_flags: Mapped[int] = mapped_column(Integer, default=0)
+    restate_flags: Mapped[int] = mapped_column(Integer, default=0)
+    incident: Mapped[bool] = mapped_column(Boolean, default=False)
+    compactor: Mapped[str | None] = mapped_column(String(128))
+    agent: Mapped[str | None] = mapped_column(String(128))
+    attrs: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    __table_args__ = (
+        Index("ix_sessions_first_flagged_at", "first_flagged_at"),
+        Index("ix_sessions_last_flagged_at", "last_flagged_at"),
+    )
+
+
+class FlagRow(Base):
+    """One flag. Unique on (session, signal, turn, key): re-processing inserts nothing new."""
+
+    __tablename__ = "flags"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(String(256))
+    signal: Mapped[str] = mapped_column(String(32))
+    turn: Mapped[int] = mapped_column(BigInteger)
+    original_turn: Mapped[int] = mapped_column(BigInteger)
+    compaction_turn: Mapped[int | None] = mapped_column(BigInteger)
+    key: Mapped[str] = mapped_column(String(64))
+    event_id: Mapped[str] = mapped_column(String(256))
+    ts: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    compactor: Mapped[str | None] = mapped_column(String(128))
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (
+        UniqueConstraint("session_id", "signal", "turn", "key"),
+        Index("ix_flags_ts", "ts"),
+        Index("ix_flags_signal_ts", "signal", "ts"),
+    )
+
+
+class IntakeItem(Base):
+    """A flagged session sampled into the fixture-intake queue. A session enters it at most once."""
+
+    __tablename__ = "intake_items"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    week: Mapped[str] = mapped_column(String(10))
+    session_id: Mapped[str] = mapped_column(String(256), unique=True)
+    score: Mapped[float] = mapped_column(Float)
+    reason: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    claimed_by: Mapped[str | None] = mapped_column(String(128))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_by: Mapped[str | None] = mapped_column(String(128))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    note: Mapped[str | None] = mapped_column(Text)
+    draft: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (
+        Index("ix_intake_items_week", "week"),
+        Index("ix_intake_items_status_id", "status", "id"),
+    )

