@@ -89,6 +89,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             window=self.window,
             ignored_tools=frozenset(self.ignored_tools),
             restate_threshold=self.restate_threshold,
+            redact=self.redact,
         )
 
     def public(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import msgspec
 
 from monitor.detect.config import DetectConfig
-from monitor.detect.repeats import check_call
+from monitor.detect.repeats import check_call, excerpt
 from monitor.detect.restatements import find_restatements, instructions_in
 from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, SessionState
 from monitor.events import Event
@@ -108,8 +108,8 @@ def step(
                     compaction_turn=c,
                     key=key,
                     evidence={
-                        "earlier": found.earlier.sentence,
-                        "later": found.sentence,
+                        "earlier": excerpt(found.earlier.sentence, cfg),
+                        "later": excerpt(found.sentence, cfg),
                         "original_turn": found.earlier.turn,
                         "turn": event.turn,
                         "score": round(found.score, 1),

@@ -31,5 +31,7 @@ class DetectConfig(msgspec.Struct, frozen=True):
     evidence_chars: int = 300
     #: Minimum restatement score (0-100) to flag.
     restate_threshold: float = 80.0
+    #: Mask secrets (API keys, tokens, passwords) in evidence excerpts.
+    redact: bool = True
     #: Sessions idle longer than this (seconds, by the shell's clock) are dropped from state.
     idle_expiry_s: float = 7 * 24 * 3600.0

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from monitor.detect.canon import canonical, fingerprint, fingerprint_hex
 from monitor.detect.config import DetectConfig
+from monitor.detect.redact import redact
 from monitor.detect.session import RECENT_CALLS, Calls, Meta, RecentCalls, SessionState
 from monitor.events import Event
 from monitor.flags import Flag
 
 
-def _truncate(text: str, limit: int) -> str:
+def excerpt(text: str, cfg: DetectConfig) -> str:
+    """Text as it may leave the core: secrets masked (unless disabled), cut to evidence_chars."""
+    if cfg.redact:
+        text = redact(text)
+    limit = cfg.evidence_chars
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
@@ -51,7 +56,7 @@ def check_call(
             key=fingerprint_hex(fp),
             evidence={
                 "tool": tool.name,
-                "arguments": _truncate(args_text, cfg.evidence_chars),
+                "arguments": excerpt(args_text, cfg),
                 "first_turn": prior[0],
                 "original_turn": prior[1],
                 "compaction_turn": c,
