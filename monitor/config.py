@@ -63,6 +63,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ignored_tools: tuple[str, ...] = tuple(sorted(DEFAULT_IGNORED_TOOLS))
     #: Minimum restatement score (0-100).
     restate_threshold: float = 80.0
+    #: Turns an event may arrive late by; such events are held and processed in turn order.
+    reorder_turns: int = 0
     #: Flags per database write batch in the sink.
     sink_batch: int = 500
     #: Longest wait (seconds) before a partial sink batch is written.
@@ -90,6 +92,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             ignored_tools=frozenset(self.ignored_tools),
             restate_threshold=self.restate_threshold,
             redact=self.redact,
+            reorder_turns=self.reorder_turns,
         )
 
     def public(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from monitor.adapters import Problem
-from monitor.detect import DetectConfig, step
+from monitor.detect import DetectConfig, flush, step
 from monitor.detect.session import Meta, SessionState
 from monitor.events import Event
 from monitor.flags import Flag
@@ -51,6 +51,19 @@ class Replay:
         self.events += 1
         if item.kind == "compaction":
             self.compactions += 1
+        self._raised(flags)
+        if self.on_event is not None:
+            self.on_event(item, flags)
+        return flags
+
+    def finish(self) -> None:
+        """End of input: process what still waits for reordering."""
+        for session_id, state in self.states.items():
+            if state.pending.events:
+                self.states[session_id], flags = flush(state, self.cfg)
+                self._raised(flags)
+
+    def _raised(self, flags: list[Flag]) -> None:
         if flags:
             for f in flags:
                 self.flags_by_signal[f.signal] += 1
@@ -58,9 +71,6 @@ class Replay:
                 self.flag_times[f.session_id] = (min(first, f.ts), max(last, f.ts))
             if self.on_flags is not None:
                 self.on_flags(flags)
-        if self.on_event is not None:
-            self.on_event(item, flags)
-        return flags
 
     def _problem(self, problem: Problem) -> None:
         if problem.severity == "skipped":
@@ -73,6 +83,7 @@ class Replay:
     def run(self, items: Iterable[Event | Problem]) -> Replay:
         for item in items:
             self.feed(item)
+        self.finish()
         return self
 
     def flagged_metas(self) -> list[Meta]:

@@ -16,11 +16,11 @@ import msgspec
 from monitor.detect.config import DetectConfig
 from monitor.detect.repeats import check_call, excerpt
 from monitor.detect.restatements import find_restatements, instructions_in
-from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, SessionState
+from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, Pending, SessionState
 from monitor.events import Event
 from monitor.flags import Flag, text_key
 
-__all__ = ["DetectConfig", "SessionState", "detect_all", "new_state", "step"]
+__all__ = ["DetectConfig", "SessionState", "detect_all", "flush", "new_state", "step"]
 
 #: Attribute keys copied from events into session attrs (and later into metric labels).
 SESSION_ATTRS = ("agent", "agent_version", "model", "compactor", "tenant", "parent_session")
@@ -61,12 +61,52 @@ def _compaction_between(turns: tuple[int, ...], start: int, end: int) -> int | N
 def step(
     state: SessionState | None, event: Event, cfg: DetectConfig
 ) -> tuple[SessionState, list[Flag]]:
-    """Advance one session by one event; return its new state and the flags the event raises.
+    """Advance one session by one event; return its new state and the flags raised.
 
     A redelivered event (an event id among the last ``cfg.max_seen_ids`` seen) changes nothing.
+    With ``cfg.reorder_turns`` = R > 0, events wait in ``state.pending`` until an event more than
+    R turns later arrives (or ``session_end``, or the shell calls ``flush``), and are processed in
+    turn order: producers that deliver a session slightly out of order get the flags its true
+    order gives. The flags returned are those of every event released by this call.
     """
     if state is None:
         state = new_state(event)
+    if cfg.reorder_turns <= 0 and not state.pending.events:
+        return _apply(state, event, cfg)
+    h = _id_hash(event.event_id)
+    if h in state.meta.seen or any(e.event_id == event.event_id for e in state.pending.events):
+        return state, []
+    pending = sorted((*state.pending.events, event), key=lambda e: e.turn)  # stable
+    newest = pending[-1].turn
+    if event.kind == "session_end":
+        ready, waiting = pending, []
+    else:
+        ready = [e for e in pending if e.turn < newest - cfg.reorder_turns]
+        waiting = pending[len(ready) :]
+    return _release(state, ready, waiting, cfg)
+
+
+def flush(state: SessionState, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
+    """Process every event still waiting for reordering (end of input, or an idle session)."""
+    if not state.pending.events:
+        return state, []
+    return _release(state, list(state.pending.events), [], cfg)
+
+
+def _release(
+    state: SessionState, ready: list[Event], waiting: list[Event], cfg: DetectConfig
+) -> tuple[SessionState, list[Flag]]:
+    flags: list[Flag] = []
+    for e in ready:
+        state, raised = _apply(state, e, cfg)
+        flags.extend(raised)
+    if tuple(waiting) != state.pending.events:
+        state = msgspec.structs.replace(state, pending=Pending(tuple(waiting)))
+    return state, flags
+
+
+def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
+    """Process one event in order (the rules themselves)."""
     meta = state.meta
     h = _id_hash(event.event_id)
     if h in meta.seen:
@@ -140,7 +180,7 @@ def step(
     elif kind == "session_end":
         changes["ended"] = True
     meta = msgspec.structs.replace(meta, **changes)
-    return SessionState(meta, calls, recent, instructions), flags
+    return SessionState(meta, calls, recent, instructions, state.pending), flags
 
 
 def detect_all(events: Iterable[Event], cfg: DetectConfig | None = None) -> list[Flag]:
@@ -152,4 +192,6 @@ def detect_all(events: Iterable[Event], cfg: DetectConfig | None = None) -> list
         state, flags = step(states.get(event.session_id), event, cfg)
         states[event.session_id] = state
         out.extend(flags)
+    for state in states.values():
+        out.extend(flush(state, cfg)[1])
     return out

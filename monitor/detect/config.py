@@ -31,6 +31,8 @@ class DetectConfig(msgspec.Struct, frozen=True):
     evidence_chars: int = 300
     #: Minimum restatement score (0-100) to flag.
     restate_threshold: float = 80.0
+    #: Turns an event may arrive late by (events are held and processed in turn order; 0: off).
+    reorder_turns: int = 0
     #: Mask secrets (API keys, tokens, passwords) in evidence excerpts.
     redact: bool = True
     #: Sessions idle longer than this (seconds, by the shell's clock) are dropped from state.

@@ -21,6 +21,7 @@ from typing import Final, Literal
 import msgspec
 
 from monitor.detect.restatements import Instruction
+from monitor.events import Event
 
 #: Compaction turns remembered (to say whether a restatement spans a compaction).
 MAX_COMPACTIONS: Final = 32
@@ -79,11 +80,18 @@ class Instructions(msgspec.Struct, frozen=True, array_like=True):
     items: tuple[Instruction, ...] = ()
 
 
+class Pending(msgspec.Struct, frozen=True, array_like=True):
+    """Events held back for reordering (only with ``DetectConfig.reorder_turns`` > 0)."""
+
+    events: tuple[Event, ...] = ()
+
+
 class SessionState(msgspec.Struct, frozen=True, array_like=True):
     meta: Meta
     calls: Calls = msgspec.field(default_factory=Calls)
     recent: RecentCalls = msgspec.field(default_factory=RecentCalls)
     instructions: Instructions = msgspec.field(default_factory=Instructions)
+    pending: Pending = msgspec.field(default_factory=Pending)
 
     def call(self, fp: int) -> tuple[int, int] | None:
         """(first turn, last turn) of a call fingerprint, if remembered."""
@@ -91,14 +99,15 @@ class SessionState(msgspec.Struct, frozen=True, array_like=True):
         return found if found is not None else self.calls.by_fp.get(fp)
 
 
-Part = Literal["meta", "calls", "recent", "instructions"]
-PARTS: Final[tuple[Part, ...]] = ("meta", "calls", "recent", "instructions")
-PartValue = Meta | Calls | RecentCalls | Instructions
+Part = Literal["meta", "calls", "recent", "instructions", "pending"]
+PARTS: Final[tuple[Part, ...]] = ("meta", "calls", "recent", "instructions", "pending")
+PartValue = Meta | Calls | RecentCalls | Instructions | Pending
 _PART_TYPES: Final = {
     "meta": Meta,
     "calls": Calls,
     "recent": RecentCalls,
     "instructions": Instructions,
+    "pending": Pending,
 }
 
 

@@ -153,3 +153,38 @@ def test_interleaving_sessions_changes_nothing(args: list[int], rnd: Any) -> Non
     shuffled = sorted(events, key=lambda e: (e.turn, rnd.random()))
     key = lambda f: (f.session_id, f.turn, f.key)  # noqa: E731
     assert sorted(detect_all(events), key=key) == sorted(detect_all(shuffled), key=key)
+
+
+def test_reordering_within_the_window_gives_the_in_order_flags() -> None:
+    in_order = [
+        ev(0, 1, "tool_call", tool=Tool("Read", {"p": 1})),
+        ev(1, 2, "compaction", compaction=Compaction()),
+        ev(2, 3, "tool_call", tool=Tool("Read", {"p": 1})),
+        ev(3, 4, "user_message", text="ok"),
+        ev(4, 5, "session_end"),
+    ]
+    late_compaction = [in_order[0], in_order[2], in_order[1], in_order[3], in_order[4]]
+    assert detect_all(late_compaction) == []  # without reordering the repeat is missed
+    cfg = DetectConfig(reorder_turns=2)
+    want = [(f.turn, f.compaction_turn) for f in detect_all(in_order)]
+    assert want == [(3, 2)]
+    assert [(f.turn, f.compaction_turn) for f in detect_all(late_compaction, cfg)] == want
+    # held events wait in state, and a duplicate of a held event is dropped
+    state = run(late_compaction[:3] + [late_compaction[1]], cfg)
+    assert [e.event_id for e in state.pending.events] == ["s-0", "s-1", "s-2"]
+    assert state.meta.events == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["call1", "call2", "compact"]), max_size=30), st.randoms())
+def test_any_shuffle_within_the_window_equals_in_order(ops: list[str], rnd: Any) -> None:
+    events = []
+    for i, op in enumerate(ops):
+        if op == "compact":
+            events.append(ev(i, i, "compaction", compaction=Compaction()))
+        else:
+            events.append(ev(i, i, "tool_call", tool=Tool("Read", {"p": op})))
+    # each event moves at most 2 positions later (= 2 turns, one event per turn)
+    keyed = sorted(events, key=lambda e: e.turn + rnd.uniform(0, 2.5))
+    cfg = DetectConfig(reorder_turns=3)
+    assert detect_all(keyed, cfg) == detect_all(events, DetectConfig())
