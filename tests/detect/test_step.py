@@ -170,7 +170,7 @@ def test_reordering_within_the_window_gives_the_in_order_flags() -> None:
     assert want == [(3, 2)]
     assert [(f.turn, f.compaction_turn) for f in detect_all(late_compaction, cfg)] == want
     # held events wait in state, and a duplicate of a held event is dropped
-    state = run(late_compaction[:3] + [late_compaction[1]], cfg)
+    state = run([*late_compaction[:3], late_compaction[1]], cfg)
     assert [e.event_id for e in state.pending.events] == ["s-0", "s-1", "s-2"]
     assert state.meta.events == 0
 
