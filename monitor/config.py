@@ -73,7 +73,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     security_protocol: str = "PLAINTEXT"
     #: SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.
     sasl_mechanism: str = "PLAIN"
+    #: SASL user name when SASL is used.
     sasl_username: str = ""
+    #: SASL password (keep it in a secret store, not in the TOML file).
     #: Wrapped in ``Secret`` on load, so it never shows in a repr or a log line.
     sasl_password: str = Secret("")
     #: CA bundle for SSL connections to the broker.
