@@ -1,9 +1,18 @@
-"""Per-user-message cost of restatement detection as a session's instruction history grows.
+"""Per-user-message cost of restatement detection, on messages that are all different.
 
 Simulates the core: every user message is checked with ``find_restatements`` against the
 history, then its instructions are appended and the history is capped at
-``cfg.max_instructions`` (oldest dropped). Reports the cost of the messages that arrive once a
-session holds 10, 100 and 1000 earlier instructions (before the cap).
+``cfg.max_instructions`` (oldest dropped). Messages are generated from a wide vocabulary with
+random ids, numbers, paths and names, and mix instructions, questions, acknowledgements and
+status talk; about one in ten restates an earlier instruction of the session (verbatim, with a
+reminder cue, or as a fragment), so the matching path is exercised too.
+
+Two timings per history size:
+
+* ``warm``: as the core runs, with every memo in place (the per-message analysis shared by
+  ``find_restatements`` and ``instructions_in``, and the per-word memos);
+* ``cold``: every memo cleared before each message (outside the timed span), so each message
+  pays for the analysis of every one of its words, twice (find, then extract).
 
     .venv/bin/python bench/restate_cost.py [--json] [--messages N] [--seed S]
 """
@@ -14,12 +23,21 @@ import argparse
 import json
 import random
 import statistics
+import string
 import sys
 import time
 from typing import Any
 
+from monitor.detect import text as tx
 from monitor.detect.config import DetectConfig
-from monitor.detect.restatements import Instruction, find_restatements, instructions_in
+from monitor.detect.restatements import (
+    Instruction,
+    _heads,
+    _keys,
+    _read,
+    find_restatements,
+    instructions_in,
+)
 
 _VERBS = [
     "keep",
@@ -36,6 +54,37 @@ _VERBS = [
     "store",
     "cache",
     "send",
+    "build",
+    "test",
+    "lint",
+    "format",
+    "merge",
+    "rebase",
+    "review",
+    "document",
+    "profile",
+    "index",
+    "migrate",
+    "archive",
+    "compress",
+    "encrypt",
+    "sign",
+    "tag",
+    "publish",
+    "render",
+    "export",
+    "import",
+    "validate",
+    "refactor",
+    "split",
+    "pin",
+    "bump",
+    "retry",
+    "log",
+    "trace",
+    "schedule",
+    "backup",
+    "restore",
 ]
 _NOUNS = [
     "parser",
@@ -58,6 +107,67 @@ _NOUNS = [
     "draft",
     "layout",
     "gateway",
+    "endpoint",
+    "handler",
+    "worker",
+    "migration",
+    "fixture",
+    "snapshot",
+    "dashboard",
+    "pipeline",
+    "manifest",
+    "changelog",
+    "readme",
+    "chart",
+    "palette",
+    "font",
+    "thumbnail",
+    "caption",
+    "footnote",
+    "abstract",
+    "chapter",
+    "bibliography",
+    "itinerary",
+    "recipe",
+    "invoice",
+    "ledger",
+    "contract",
+    "memo",
+    "newsletter",
+    "campaign",
+    "subject",
+    "banner",
+    "tooltip",
+    "modal",
+    "sidebar",
+    "navbar",
+    "checkout",
+    "cart",
+    "session",
+    "token",
+    "cookie",
+    "header",
+    "payload",
+    "webhook",
+    "cron",
+    "job",
+    "daemon",
+    "container",
+    "image",
+    "volume",
+    "secret",
+    "certificate",
+    "replica",
+    "shard",
+    "partition",
+    "topic",
+    "consumer",
+    "producer",
+    "broker",
+    "table",
+    "column",
+    "view",
+    "trigger",
 ]
 _PLACES = [
     "staging",
@@ -70,49 +180,163 @@ _PLACES = [
     "mobile",
     "nightly",
     "archive",
+    "sandbox",
+    "preview",
+    "canary",
+    "release",
+    "hotfix",
+    "vendor",
+    "tools",
+    "infra",
+    "eu-west-1",
+    "us-east-2",
+    "ap-south-1",
 ]
+_ADJ = [
+    "short",
+    "plain",
+    "formal",
+    "neutral",
+    "stable",
+    "small",
+    "fast",
+    "strict",
+    "quiet",
+    "private",
+    "public",
+    "readonly",
+    "sorted",
+    "typed",
+    "lazy",
+    "atomic",
+    "idempotent",
+]
+_UNITS = ["lines", "MB", "ms", "seconds", "words", "pages", "characters", "requests", "%"]
+_NAMES = [
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Tanaka",
+    "Ferreira",
+    "Kowalski",
+    "Haddad",
+    "Novak",
+    "Brennan",
+    "Ito",
+]
+_EXT = ["py", "ts", "go", "rs", "sql", "yaml", "md", "json", "toml"]
 
 
-def _sentence(rng: random.Random) -> str:
-    """A random sentence; the number makes repeats rare, as in real sessions."""
-    verb, noun, place = rng.choice(_VERBS), rng.choice(_NOUNS), rng.choice(_PLACES)
-    n = rng.randint(1, 100_000)
-    shape = rng.randrange(4)
+def _ident(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 8)))
+
+
+def _path(rng: random.Random) -> str:
+    parts = [rng.choice(_PLACES), rng.choice(_NOUNS), f"{_ident(rng)}_{rng.randint(1, 999)}"]
+    return "/".join(parts[: rng.randint(2, 3)]) + "." + rng.choice(_EXT)
+
+
+def _instruction(rng: random.Random) -> str:
+    v, n, n2, p = rng.choice(_VERBS), rng.choice(_NOUNS), rng.choice(_NOUNS), rng.choice(_PLACES)
+    num, unit = rng.randint(2, 5000), rng.choice(_UNITS)
+    shape = rng.randrange(9)
     if shape == 0:
-        return f"{verb.capitalize()} the {noun} in `{place}/{noun}_{n}` at {n % 97}."
+        return f"{v.capitalize()} the {n} in `{_path(rng)}` before the {n2} ships."
     if shape == 1:
-        return f"Don't {verb} the {noun} on {place} before build {n} is ready."
+        return f"Don't {v} the {n} on {p} until ticket {rng.choice('ABCDEFGH')}-{num} is closed."
     if shape == 2:
-        return f"The {noun} on {place} looks fine after run {n}."
-    return f"Did the {noun} {verb} finish on {place} for ticket {n}?"
+        return f"Keep every {n} under {num} {unit}."
+    if shape == 3:
+        return f"Never {v} anything under {_path(rng).rsplit('.', 1)[0]}/."
+    if shape == 4:
+        return (
+            f"Use the {rng.choice(_ADJ)} {n} for the {n2} on {p}, not the {rng.choice(_ADJ)} one."
+        )
+    if shape == 5:
+        return f"Always {v} the {n} with `{_ident(rng)} --{_ident(rng)}` first."
+    if shape == 6:
+        return f"Ask {rng.choice(_NAMES)} before you {v} the {n} {rng.choice(['today', 'again'])}."
+    if shape == 7:
+        return f"Please {v} the {n} and the {n2} on port {rng.randint(1024, 65535)}."
+    return f"Make the {n} {rng.choice(_ADJ)} and {rng.choice(_ADJ)} in {p}."
 
 
-def _message(rng: random.Random) -> str:
-    return " ".join(_sentence(rng) for _ in range(rng.randint(1, 4)))
+def _other(rng: random.Random) -> str:
+    n, p, num = rng.choice(_NOUNS), rng.choice(_PLACES), rng.randint(1, 100_000)
+    shape = rng.randrange(6)
+    if shape == 0:
+        return f"Did the {n} {rng.choice(_VERBS)} finish on {p} for run {num}?"
+    if shape == 1:
+        return f"The {n} on {p} looks fine after build {num}."
+    if shape == 2:
+        return rng.choice(["Thanks!", "Looks good, carry on.", "ok", "Nice, that works."])
+    if shape == 3:
+        return f"What does {_ident(rng)}() in `{_path(rng)}` return?"
+    if shape == 4:
+        return f"Can you explain why the {n} test {num} failed?"
+    return f"FYI {rng.choice(_NAMES)} merged {num} changes into {p} yesterday."
 
 
-def measure(sizes: list[int], messages: int, seed: int, cfg: DetectConfig) -> dict[str, Any]:
+def _restated(rng: random.Random, earlier: str) -> str:
+    shape = rng.randrange(3)
+    if shape == 0:
+        return earlier
+    if shape == 1:
+        return f"As I said, {earlier[0].lower()}{earlier[1:]}"
+    return earlier.rstrip(".").lower() + " again!!"
+
+
+def _message(rng: random.Random, said: list[str]) -> str:
+    """1-3 sentences; about one message in ten restates something said earlier."""
+    out: list[str] = []
+    for _ in range(rng.randint(1, 3)):
+        roll = rng.random()
+        if said and roll < 0.04:
+            out.append(_restated(rng, rng.choice(said)))
+        elif roll < 0.6:
+            out.append(_instruction(rng))
+            said.append(out[-1])
+        else:
+            out.append(_other(rng))
+    del said[:-200]
+    return " ".join(out)
+
+
+def _clear_memos() -> None:
+    tx.cache_clear()
+    _read.cache_clear()
+    _keys.cache_clear()
+    _heads.cache_clear()
+
+
+def measure(
+    sizes: list[int], messages: int, seed: int, cfg: DetectConfig, cold: bool
+) -> dict[str, Any]:
     """Time ``messages`` user messages once the session has seen ``size`` instructions.
 
-    Each timed message is "the next one" at that size: it is checked against the history
-    and its instructions extracted (both timed, as the core does), and the history is kept at
-    the snapshot so every timed message sees the same number of earlier instructions.
+    Each timed message is "the next one" at that size: it is checked against the history and
+    its instructions extracted (both timed, as the core does), and the history is kept at the
+    snapshot so every timed message sees the same number of earlier instructions.
     """
     rng = random.Random(seed)
     rows = []
     for size in sizes:
         history: tuple[Instruction, ...] = ()
+        said: list[str] = []
         seen = turn = 0
         while seen < size:  # grow the session the way the core does
             turn += 1
-            new = instructions_in(_message(rng), turn, cfg)
+            new = instructions_in(_message(rng, said), turn, cfg)
             seen += len(new)
             history = (*history, *new)[-cfg.max_instructions :]
         times: list[float] = []
-        found = 0
+        found = chars = 0
         for _ in range(messages):
             turn += 1
-            text = _message(rng)
+            text = _message(rng, said)
+            chars += len(text)
+            if cold:
+                _clear_memos()
             start = time.perf_counter()
             found += len(find_restatements(history, text, turn, cfg))
             new = instructions_in(text, turn, cfg)
@@ -124,6 +348,7 @@ def measure(sizes: list[int], messages: int, seed: int, cfg: DetectConfig) -> di
                 "earlier_instructions": size,
                 "history_len": len(history),
                 "messages": messages,
+                "mean_chars": chars / messages,
                 "mean_us": statistics.fmean(times) * 1e6,
                 "p50_us": times[len(times) // 2] * 1e6,
                 "p95_us": times[int(len(times) * 0.95)] * 1e6,
@@ -131,7 +356,11 @@ def measure(sizes: list[int], messages: int, seed: int, cfg: DetectConfig) -> di
                 "restatements_found": found,
             }
         )
-    return {"max_instructions": cfg.max_instructions, "rows": rows}
+    return {
+        "max_instructions": cfg.max_instructions,
+        "memos": "cold" if cold else "warm",
+        "rows": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,23 +369,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=2000, help="timed messages per size")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    result = measure([10, 100, 1000], args.messages, args.seed, DetectConfig())
+    cfg = DetectConfig()
+    results = [
+        measure([10, 64, 1000], args.messages, args.seed, cfg, cold) for cold in (False, True)
+    ]
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(results, indent=2))
         return 0
     print(
-        f"history capped at max_instructions={result['max_instructions']}; "
+        f"history capped at max_instructions={cfg.max_instructions}; "
         "cost = find_restatements + instructions_in per user message"
     )
     print(
-        f"{'earlier':>8} {'kept':>5} {'msgs':>6} {'mean µs':>9} {'p50 µs':>8} {'p95 µs':>8} "
-        f"{'max µs':>8}"
+        f"{'memos':>5} {'earlier':>8} {'kept':>5} {'msgs':>6} {'chars':>6} {'mean µs':>8} "
+        f"{'p50 µs':>7} {'p95 µs':>7} {'max µs':>8} {'found':>6}"
     )
-    for r in result["rows"]:
-        print(
-            f"{r['earlier_instructions']:>8} {r['history_len']:>5} {r['messages']:>6} "
-            f"{r['mean_us']:>9.1f} {r['p50_us']:>8.1f} {r['p95_us']:>8.1f} {r['max_us']:>8.1f}"
-        )
+    for result in results:
+        for r in result["rows"]:
+            print(
+                f"{result['memos']:>5} {r['earlier_instructions']:>8} {r['history_len']:>5} "
+                f"{r['messages']:>6} {r['mean_chars']:>6.0f} {r['mean_us']:>8.1f} "
+                f"{r['p50_us']:>7.1f} {r['p95_us']:>7.1f} {r['max_us']:>8.1f} "
+                f"{r['restatements_found']:>6}"
+            )
     return 0
 
 

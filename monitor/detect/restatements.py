@@ -15,6 +15,7 @@ Matching is on precomputed stems, so each earlier instruction costs a few set lo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from typing import Final
 
@@ -42,6 +43,9 @@ _SALIENT_BONUS: Final = 5.0
 _CUE_BONUS: Final = 15.0
 #: Most messages are short; a whole cue-bearing message is also tried as one unit up to this size.
 _MAX_MESSAGE_TOKENS: Final = 24
+#: Memo bounds (memory only: the memos cache pure functions of their arguments).
+_MESSAGE_MEMO: Final = 64
+_KEYS_MEMO: Final = 4096
 
 
 class Instruction(msgspec.Struct, frozen=True, array_like=True):
@@ -74,32 +78,80 @@ class _Unit(msgspec.Struct, frozen=True):
     weights: tuple[int, ...]
     polarity: int
     update: bool
-    keys: frozenset[str]
     head_set: frozenset[str]
     #: For each head: how many tokens have it and their weight (for the coverage bound).
     head_weights: dict[str, tuple[int, float]]
     total: float
 
 
+class _Message(msgspec.Struct, frozen=True):
+    """Everything both entry points read off one user message, computed once."""
+
+    #: Instructing sentences: (sentence, stems, weights, polarity, update, heads).
+    instructions: tuple[
+        tuple[str, tuple[str, ...], tuple[int, ...], int, bool, tuple[str, ...]], ...
+    ]
+    strong: bool
+    weak: bool
+    shouted: bool
+    units: tuple[_Unit, ...]
+    #: Heads of the units' words that are not generic verbs: an earlier instruction sharing
+    #: none of them cannot be restated here (see ``find_restatements``).
+    salient_heads: frozenset[str]
+    #: Heads of every unit.
+    heads: frozenset[str]
+
+
+@functools.lru_cache(maxsize=_MESSAGE_MEMO)
+def _read(text: str) -> _Message:
+    """The analysis of a (capped) user message.
+
+    Memoised because the core asks twice about each message: ``find_restatements`` then
+    ``instructions_in``. A pure function of the text; the bound only caps memory.
+    """
+    analysed = [(s, tx.analyse(s)) for s in tx.sentences(text)]
+    instructions = tuple(
+        (
+            s,
+            tuple(t.stem for t in a.tokens),
+            tuple(t.weight for t in a.tokens),
+            a.polarity,
+            a.update,
+            tuple(sorted({h for t in a.tokens for h in _heads(t.stem)})),
+        )
+        for s, a in analysed
+        if a.kind == "instruction" and a.tokens
+    )
+    strong, weak = tx.reminder_cues(text)
+    shouted = tx.emphatic(text)
+    units = _units(analysed, strong or shouted)
+    salient = frozenset(
+        h
+        for u in units
+        for s, w in zip(u.stems, u.weights, strict=True)
+        if w > tx.GENERIC
+        for h in _heads(s)
+    )
+    heads = frozenset(h for u in units for h in u.head_set)
+    return _Message(instructions, strong, weak, shouted, units, salient, heads)
+
+
 def instructions_in(text: str, turn: int, cfg: DetectConfig) -> tuple[Instruction, ...]:
     """The sentences of a user message that instruct (not questions, acks, status talk)."""
-    out: list[Instruction] = []
-    for sentence in tx.sentences(text[: cfg.max_text_chars]):
-        a = tx.analyse(sentence)
-        if a.kind != "instruction" or not a.tokens:
-            continue
-        out.append(
-            Instruction(
-                turn=turn,
-                sentence=sentence[: cfg.evidence_chars],
-                stems=tuple(t.stem for t in a.tokens),
-                weights=tuple(t.weight for t in a.tokens),
-                polarity=a.polarity,
-                update=a.update,
-                heads=tuple(sorted({h for t in a.tokens for h in _heads(t.stem)})),
-            )
+    return tuple(
+        Instruction(
+            turn=turn,
+            sentence=sentence[: cfg.evidence_chars],
+            stems=stems,
+            weights=weights,
+            polarity=polarity,
+            update=update,
+            heads=heads,
         )
-    return tuple(out)
+        for sentence, stems, weights, polarity, update, heads in _read(
+            text[: cfg.max_text_chars]
+        ).instructions
+    )
 
 
 def find_restatements(
@@ -108,25 +160,32 @@ def find_restatements(
     """Earlier instructions (earlier.turn < turn) that this user message restates.
 
     At most one Restatement per earlier instruction (its best-scoring sentence), best first.
+
+    Only instructions sharing a head with a non-generic word of the message are scored: a
+    match needs matched weight ``_MIN_EVIDENCE``, which generic verbs alone ("keep", "use")
+    do not reach, so this skips most of the history with one set operation per instruction.
     """
-    earlier = [ins for ins in history if ins.turn < turn and ins.stems]
-    if not earlier:
+    m = _read(text[: cfg.max_text_chars])
+    if not m.units:
         return []
-    text = text[: cfg.max_text_chars]
-    strong, weak = tx.reminder_cues(text)
-    shouted = tx.emphatic(text)
-    units = _units(text, strong or shouted)
-    if not units:
-        return []
+    strong, weak, shouted = m.strong, m.weak, m.shouted
     # Coverage of a unit is bounded by its words sharing a 4-letter head with the instruction;
     # pairs that cannot reach the threshold even with every bonus are skipped unscored.
     bonus = _SALIENT_BONUS + (_CUE_BONUS if strong or shouted else _CUE_BONUS / 3 if weak else 0)
     need = (cfg.restate_threshold - bonus - 100.0 * _E_SHARE) / (100.0 * (1 - _E_SHARE))
+    fewest = [_fewest_heads(u, need) for u in m.units]
+    k_min = min(fewest)
+    salient, all_heads = m.salient_heads, m.heads
     found: list[Restatement] = []
-    for ins in earlier:
+    for ins in history:
+        if ins.turn >= turn or salient.isdisjoint(ins.heads):
+            continue
+        shared = all_heads.intersection(ins.heads)
+        if len(shared) < k_min:
+            continue
         best: Restatement | None = None
-        for unit in units:
-            if unit.head_set.isdisjoint(ins.heads) or _coverage_bound(unit, ins) < need:
+        for unit, k in zip(m.units, fewest, strict=True):
+            if len(unit.head_set.intersection(shared)) < k or _coverage_bound(unit, ins) < need:
                 continue
             hit = _score(ins, unit, strong, weak, shouted, cfg)
             if hit is not None and (best is None or hit.score > best.score):
@@ -135,6 +194,25 @@ def find_restatements(
             found.append(best)
     found.sort(key=lambda r: (-r.score, r.earlier.turn))
     return found
+
+
+def _fewest_heads(unit: _Unit, need: float) -> int:
+    """Fewest heads ``unit`` must share with an instruction for its coverage bound to reach
+    ``need`` (at least 1).
+
+    ``_coverage_bound >= need`` is ``sum(credit[h] for shared h) >= unit.total`` with
+    ``credit[h] = 2 n_h (1 - need) / need + w_h``; the best case shares the top credits.
+    """
+    if need <= 0.0:
+        return 1
+    top = _WEIGHT[tx.VALUE] * (1.0 - need) / need
+    credits = sorted((top * n + w for n, w in unit.head_weights.values()), reverse=True)
+    acc = 0.0
+    for k, c in enumerate(credits, 1):
+        acc += c
+        if acc >= unit.total - 1e-9:
+            return k
+    return len(credits) + 1  # unreachable: not even every head suffices
 
 
 def _coverage_bound(unit: _Unit, ins: Instruction) -> float:
@@ -147,14 +225,18 @@ def _coverage_bound(unit: _Unit, ins: Instruction) -> float:
     return got / (got + unit.total - own) if got else 0.0
 
 
+@functools.lru_cache(maxsize=_KEYS_MEMO)
 def _heads(stem: str) -> tuple[str, ...]:
-    """Four-letter heads: any two stems that match share one (a file name counts too)."""
+    """Four-letter heads: any two stems that match share one (a file name counts too).
+
+    Memoised: a pure function of a word, called for every word of every message.
+    """
     if "/" in stem.strip("/"):
         return (stem[:_MIN_PREFIX], stem.rsplit("/", 1)[1][:_MIN_PREFIX])
     return (stem[:_MIN_PREFIX],)
 
 
-def _units(text: str, flagged: bool) -> list[_Unit]:
+def _units(analysed: list[tuple[str, tx.Sentence]], flagged: bool) -> tuple[_Unit, ...]:
     """Instructing sentences and their clauses, plus the whole message when it is short.
 
     Terse, angry restatements spread one instruction over fragments ("dev clone. DEV.");
@@ -163,8 +245,7 @@ def _units(text: str, flagged: bool) -> list[_Unit]:
     """
     units: list[_Unit] = []
     kept: list[str] = []
-    for sentence in tx.sentences(text):
-        a = tx.analyse(sentence)
+    for sentence, a in analysed:
         if a.kind == "instruction" or (flagged and a.kind in ("question", "status")):
             kept.append(sentence)
         if a.kind != "instruction":
@@ -175,18 +256,21 @@ def _units(text: str, flagged: bool) -> list[_Unit]:
             if unit.stems:
                 units.append(unit)
     if len(kept) > 1:
-        whole = _unit(" ".join(kept), None)
+        whole = _unit(" ".join(kept), None, kept)
         if 0 < len(whole.stems) <= _MAX_MESSAGE_TOKENS:
             units.append(whole)
-    return units
+    return tuple(units)
 
 
-def _unit(sentence: str, a: tx.Sentence | None) -> _Unit:
-    """A unit of ``sentence``; ``a`` is its analysis when it was classified as a sentence."""
+def _unit(sentence: str, a: tx.Sentence | None, parts: list[str] | None = None) -> _Unit:
+    """A unit of ``sentence``; ``a`` is its analysis when it was classified as a sentence,
+    ``parts`` the sentences it joins when it is the whole message."""
     if a is not None:
         toks, pol, update = list(a.tokens), a.polarity, a.update
+    elif parts is not None:
+        toks, pol, update = tx.joined_features(parts)
     else:  # a clause or the whole message: read as given, whatever its form
-        toks, pol, update = tx.tokens(sentence), tx.polarity(sentence), tx.has_update_cue(sentence)
+        toks, pol, update = tx.features(sentence)
     stems = tuple(t.stem for t in toks)
     head_weights: dict[str, tuple[int, float]] = {}
     for t in toks:
@@ -199,21 +283,25 @@ def _unit(sentence: str, a: tx.Sentence | None) -> _Unit:
         weights=tuple(t.weight for t in toks),
         polarity=pol,
         update=update,
-        keys=frozenset(stems) | _prefixes(stems),
         head_set=frozenset(head_weights),
         head_weights=head_weights,
         total=sum(_WEIGHT[t.weight] for t in toks),
     )
 
 
-def _prefixes(stems: Sequence[str]) -> frozenset[str]:
-    """Look-up keys besides the stems: word prefixes, and the last part of a path."""
-    keys = {
+@functools.lru_cache(maxsize=_KEYS_MEMO)
+def _keys(stems: tuple[str, ...]) -> frozenset[str]:
+    """Look-up keys of a token list: its stems, their prefixes, and the last part of a path.
+
+    Memoised (a pure function): an earlier instruction is compared with many messages.
+    """
+    keys = set(stems)
+    keys.update(
         s[:k]
         for s in stems
         if s.isalpha() and len(s) > _MIN_PREFIX
         for k in range(_MIN_PREFIX, len(s))
-    }
+    )
     keys.update(s.rsplit("/", 1)[1] for s in stems if "/" in s.strip("/"))
     return frozenset(keys)
 
@@ -292,10 +380,11 @@ def _judge(
     weak: bool,
     shouted: bool,
 ) -> _Judgement:
-    ins_keys = _prefixes(ins.stems)
-    got_l, all_l, _, miss_l = _cover(unit.stems, unit.weights, ins.stems, ins.weights, ins_keys)
+    got_l, all_l, _, miss_l = _cover(
+        unit.stems, unit.weights, ins.stems, ins.weights, _keys(ins.stems)
+    )
     got_e, all_e, hit_e, miss_e = _cover(
-        ins.stems, ins.weights, unit.stems, unit.weights, unit.keys
+        ins.stems, ins.weights, unit.stems, unit.weights, _keys(unit.stems)
     )
     cov_l = got_l / all_l
     cov_e = got_e / all_e

@@ -45,15 +45,20 @@ _ABBREVIATIONS: Final = re.compile(
 )
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|(?<=[.!?])(?=[A-Z])(?<![A-Z]\.)")
 _CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-\s+")
-#: Finer breaks: a contrastive tail (", not X") and a reason (", so ...").
+#: Finer breaks: a contrastive tail (", not X"), a reason (", so ..."), and a second clause
+#: with its own subject ("Stay on main, I'll merge it myself"), which often restates a
+#: separate earlier instruction.
 _TAIL: Final = re.compile(
-    r",\s*(?=(?:not|no|never|nothing|none)\b)|,\s+(?:so|because|since)\s+", re.IGNORECASE
+    r",\s*(?=(?:not|no|never|nothing|none)\b)|,\s+(?:so|because|since)\s+|"
+    r",\s+(?:and\s+|but\s+)?(?=(?:i|we|you|they)(?:'|\s+(?:will|would|can|should|must|"
+    r"need|want|have|am|are)\b))",
+    re.IGNORECASE,
 )
 #: A piece opening with one of these frames what follows ("For the app, never ..."): not a clause.
 _FRAME_OPENERS: Final = _set("""
 for in on at with when if while during before after unless until once whenever on
 """)
-_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_THOUSANDS: Final = re.compile(r"(\d),(?=\d{3}\b)")
 _CONTRACTION: Final = re.compile(
     r"\b(can)'t\b|\b(can)not\b|\b(wo)n't\b|\b(sha)n't\b|(\w)n't\b|"
     r"\b(it|that|what|there|here|where|who|how|let)'s\b|'(re|ve|ll|d|m|s)\b",
@@ -297,25 +302,247 @@ class Sentence(msgspec.Struct, frozen=True):
     update: bool
 
 
-@functools.lru_cache(maxsize=1024)
+#: Memo sizes. Every memo here caches a pure function of its string argument (no state, no
+#: order effects), so a hit and a miss return equal values; the bounds only cap memory.
+_SENTENCE_MEMO: Final = 1024
+_WORD_MEMO: Final = 16384
+
+#: Words any of which a sentence must contain for its polarity to be odd (a pre-check).
+_ANY_NEGATION: Final = frozenset({"not", "no"}) | _NEGATIVE_WORDS | _CLAUSE_NEGATORS
+_POLITE_AUX: Final = frozenset({"can", "could", "would", "will"})
+#: Verbs of a polite request that ask for information, not for work ("can you explain ...?"):
+#: such a request is a question, and asking it twice is no restated instruction. A polite
+#: request for work or a constraint ("can you keep every function under 40 lines?") still
+#: instructs: it sets something the agent should honour from then on.
+_ASKING_VERBS: Final = _set("""
+explain tell show describe clarify summarise summarize remind confirm say walk elaborate recap
+""")
+#: Comparatives of a limit: "no more than 20", "can't go past 250", "not over budget" set the
+#: same bound as "under 20" / "at most 250", so a negation governing one does not flip the
+#: predicate, and the words themselves carry no content (like "under", a stopword).
+_BOUND_WORDS: Final = _set(
+    "past exceed exceeds exceeding beyond above over more longer larger bigger"
+)
+_BOUND_TOKENS: Final = _set("below beneath past exceed exceeds exceeding beyond above less fewer")
+_REPORT_FIRST: Final = (
+    "fyi",
+    "btw",
+    "hmm",
+    "looks",
+    "seems",
+    "it",
+    "apparently",
+    "i",
+    "not",
+    "just",
+    "so",
+)
+_CAPS_RUN: Final = re.compile(r"[A-Z]{2,}")
+_COMPOUND_SEP: Final = re.compile(r"[-/]")
+_STOP_OR_NEWLINE: Final = re.compile(r"[.!?\n]")
+#: The abbreviations of ``_ABBREVIATIONS``, without their final stop.
+_ABBREVIATION_WORDS: Final = (
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "prof",
+    "st",
+    "vs",
+    "etc",
+    "approx",
+    "no",
+    "fig",
+    "inc",
+    "ltd",
+    "e.g",
+    "i.e",
+    "cf",
+)
+
+
+def _has_any(low: str, hints: tuple[str, ...]) -> bool:
+    """``any(h in low for h in hints)``, as a plain loop: no generator, a few µs less."""
+    for h in hints:  # noqa: SIM110
+        if h in low:
+            return True
+    return False
+
+
+def _wordish(ch: str) -> bool:
+    """A character of a contraction run: ``\\w`` or an apostrophe."""
+    return ch.isalnum() or ch == "_" or ch == "'"
+
+
+def _expand_contractions(text: str) -> str:
+    """``_CONTRACTION.sub(_expand, text)``, applied only to the runs of word characters and
+    apostrophes that can hold a match (every match lies inside one such run, and a run's
+    edges are word boundaries either way), which spares a slow scan of the whole text."""
+    if not text.isascii():
+        return _CONTRACTION.sub(_expand, text)
+    low = text.lower()
+    if "'" not in text and "cannot" not in low:
+        return text
+    marks: list[int] = []
+    for needle in ("'", "cannot"):
+        start = low.find(needle)
+        while start >= 0:
+            marks.append(start)
+            start = low.find(needle, start + 1)
+    out: list[str] = []
+    last = 0
+    n = len(text)
+    for i in sorted(marks):
+        if i < last:
+            continue
+        a = i
+        while a > last and _wordish(text[a - 1]):
+            a -= 1
+        b = i
+        while b < n and _wordish(text[b]):
+            b += 1
+        out.append(text[last:a])
+        out.append(_CONTRACTION.sub(_expand, text[a:b]))
+        last = b
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _protect_abbreviations(text: str) -> str:
+    """``_ABBREVIATIONS`` with its stops replaced by NULs, found from the stops (fast)."""
+    if "." not in text:
+        return text
+    if not text.isascii():  # lower() may change lengths: let the regex do it
+        return _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+    low = text.lower()
+    out: list[str] = []
+    last = 0
+    j = low.find(".")
+    while j >= 0:
+        if j + 1 < len(low) and low[j + 1].isspace():
+            for a in _ABBREVIATION_WORDS:
+                k = j - len(a)
+                if k >= last and low.startswith(a, k) and (k == 0 or not _is_word(low[k - 1])):
+                    out.append(text[last:k])
+                    out.append(text[k:j].replace(".", "\x00") + "\x00")
+                    last = j + 1
+                    break
+        j = low.find(".", j + 1)
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _split_sentences(text: str) -> list[str]:
+    """``_SENTENCE_END.split(text)``, scanning only the stops and newlines."""
+    out: list[str] = []
+    prev = 0
+    last_end = 0
+    n = len(text)
+    for m in _STOP_OR_NEWLINE.finditer(text):
+        c = m.start()
+        if c < last_end:
+            continue
+        if text[c] == "\n":
+            e = m.end()
+            while e < n and text[e] == "\n":
+                e += 1
+            out.append(text[prev:c])
+            prev = last_end = e
+            continue
+        p = c + 1
+        j = p
+        while j < n and text[j] in "\"')]":
+            j += 1
+        k = j
+        while k < n and text[k].isspace():
+            k += 1
+        if k > j:
+            out.append(text[prev:p])
+            prev = last_end = k
+        elif (
+            p < n
+            and "A" <= text[p] <= "Z"
+            and not (text[c] == "." and c >= 1 and "A" <= text[c - 1] <= "Z")
+        ):
+            out.append(text[prev:p])
+            prev = last_end = p
+    out.append(text[prev:])
+    return out
+
+
+@functools.lru_cache(maxsize=_SENTENCE_MEMO)
 def analyse(sentence: str) -> Sentence:
     """Kind, tokens, polarity and update cue of a sentence.
 
-    Memoised: the core reads each user message twice (to match it, then to remember its
-    instructions), and sessions repeat sentences; the cache holds no state, only results.
+    Memoised: sessions repeat sentences; the cache holds no state, only results.
     """
-    norm = normalise(sentence)
-    raw = _TOKEN.findall(_CONTRACTION.sub(_expand, norm))
-    ws = [w.strip("`").lower() for w in raw]
+    norm, raw_t, ws_t = scan(sentence)
+    raw, ws = list(raw_t), list(ws_t)
     stripped = _strip_opener(norm, ws)
-    k = _kind(stripped, words(stripped) if stripped != norm.strip() else ws)
+    pol = _polarity(ws)
+    k = _kind(stripped, words(stripped)) if stripped != norm.strip() else _kind(stripped, ws, pol)
     return Sentence(
         text=sentence,
         kind=k,
         tokens=tuple(_tokens(raw)) if k == "instruction" else (),
-        polarity=_polarity(ws),
+        polarity=pol,
         update=_has_update(norm),
     )
+
+
+@functools.lru_cache(maxsize=_SENTENCE_MEMO)
+def scan(sentence: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Normalised text, raw tokens (contractions expanded) and their lower-case words."""
+    norm = normalise(sentence)
+    raw, ws = _scan(norm)
+    return norm, tuple(raw), tuple(ws)
+
+
+def features(span: str) -> tuple[list[Token], int, bool]:
+    """Tokens, polarity and update cue of any span, read as given (no sentence kind)."""
+    norm = normalise(span)
+    raw, ws = _scan(norm)
+    return _tokens(raw), _polarity(ws), _has_update(norm)
+
+
+def joined_features(parts: list[str]) -> tuple[list[Token], int, bool]:
+    """``features(" ".join(parts))`` for sentences as ``sentences`` returns them.
+
+    When every part is plain ASCII without backticks, no token, contraction or number unit
+    can span the joining space, so the scans of the parts (memoised) are reused.
+    """
+    text = " ".join(parts)
+    if not text.isascii() or "`" in text:
+        return features(text)
+    raw: list[str] = []
+    ws: list[str] = []
+    for p in parts:
+        _, r, w = scan(p)
+        raw.extend(r)
+        ws.extend(w)
+    return _tokens(raw), _polarity(ws), _has_update(text)
+
+
+def cache_clear() -> None:
+    """Empty every memo of this module (benchmarks measure the cost without them)."""
+    for fn in (analyse, scan, stem, _pieces):
+        fn.cache_clear()
+
+
+def _scan(norm: str) -> tuple[list[str], list[str]]:
+    """Raw tokens and their lower-case words (backticks dropped) of normalised text."""
+    norm = _expand_contractions(norm)
+    raw = _TOKEN.findall(norm)
+    if norm.isascii() and "\x01" not in norm:  # lower-case every token in one call
+        ws = "\x01".join(raw).lower().split("\x01") if raw else []
+        return raw, ([w.strip("`") for w in ws] if "`" in norm else ws)
+    return raw, [w.strip("`").lower() for w in raw]
 
 
 def _strip_opener(norm: str, ws: list[str]) -> str:
@@ -326,15 +553,29 @@ def _strip_opener(norm: str, ws: list[str]) -> str:
 
 def _has_update(norm: str) -> bool:
     low = norm.lower()
-    if not any(h in low for h in _UPDATE_HINTS):
-        return False
-    return _UPDATE.search(norm) is not None
+    return _has_any(low, _UPDATE_HINTS) and _UPDATE.search(norm) is not None
 
 
 def normalise(text: str) -> str:
     """NFKC, straight quotes, no thousands separators: the form every other function reads."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return _THOUSANDS.sub("", text)
+    if not text.isascii():  # ASCII is NFKC-stable and has no curly quotes
+        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return _THOUSANDS.sub(r"\1", text) if _has_thousands(text) else text
+
+
+def _has_thousands(text: str) -> bool:
+    """Whether ``_THOUSANDS`` can match: a comma between a digit and three more."""
+    i = text.find(",")
+    while i >= 0:
+        if (
+            i
+            and text[i - 1].isdecimal()
+            and text[i + 1 : i + 4].isdecimal()
+            and len(text[i + 1 : i + 4]) == 3
+        ):
+            return True
+        i = text.find(",", i + 1)
+    return False
 
 
 def sentences(text: str) -> list[str]:
@@ -343,10 +584,10 @@ def sentences(text: str) -> list[str]:
     Abbreviations (``Dr.``, ``e.g.``) do not end a sentence; dotted names (``a.b``) and
     decimals never do because a split needs whitespace after the stop.
     """
-    protected = _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), normalise(text))
+    protected = _protect_abbreviations(normalise(text))
     out: list[str] = []
-    for part in _SENTENCE_END.split(protected):
-        for clause in _CLAUSE_END.split(part):
+    for part in _split_sentences(protected):
+        for clause in _CLAUSE_END.split(part) if ";" in part or "-" in part else (part,):
             clause = clause.replace("\x00", ".").strip().strip("\"'-:,").strip()
             if clause and any(ch.isalnum() for ch in clause):
                 out.append(clause)
@@ -359,6 +600,8 @@ def clauses(sentence: str) -> list[str]:
     "Any logging goes through the macros, no bare printf" -> the two halves, so that each
     can be compared on its own. A leading frame ("For the newsletter, never ...") is kept whole.
     """
+    if "," not in sentence:
+        return [sentence]
     pieces = [p.strip(" ,") for p in _TAIL.split(sentence)]
     pieces = [p for p in pieces if any(ch.isalnum() for ch in p)]
     if len(pieces) < 2:
@@ -371,11 +614,10 @@ def clauses(sentence: str) -> list[str]:
 
 def words(sentence: str) -> list[str]:
     """Lower-case words with contractions expanded ("don't" -> "do", "not")."""
-    text = normalise(sentence)
-    text = _CONTRACTION.sub(_expand, text)
-    return [w.strip("`").lower() for w in _TOKEN.findall(text)]
+    return _scan(normalise(sentence))[1]
 
 
+@functools.lru_cache(maxsize=_WORD_MEMO)
 def stem(word: str) -> str:
     """A crude suffix stripper; matching also accepts prefixes, so it only has to be consistent."""
     if len(word) <= 4 or not word.isalpha():
@@ -418,54 +660,92 @@ def _numbers(raw: list[str]) -> list[str]:
 
 def tokens(sentence: str) -> list[Token]:
     """Content tokens of a sentence with their salience; stopwords and cue words dropped."""
-    return _tokens(_TOKEN.findall(_CONTRACTION.sub(_expand, normalise(sentence))))
+    return _tokens(_scan(normalise(sentence))[0])
+
+
+#: One piece of a raw token: its lower-case form, its weight when the token opens the
+#: sentence and when it does not, and the final token for each (None: a stopword).
+_Piece = tuple[str, int, int, Token | None, Token | None]
+
+
+@functools.lru_cache(maxsize=_WORD_MEMO)
+def _pieces(w: str) -> tuple[_Piece, ...]:
+    """The words a raw token stands for (code in backticks, compounds split) and their salience.
+
+    A capitalised word is a name unless it opens the sentence, hence two weights.
+    """
+    words_in: list[tuple[str, bool]] = []
+    if w.startswith("`"):
+        for part in _TOKEN.findall(w.strip("`")):
+            if _COMPOUND.fullmatch(part):
+                words_in.extend((p, True) for p in _COMPOUND_SEP.split(part))
+            else:
+                words_in.append((part, True))
+    elif _COMPOUND.fullmatch(w):
+        words_in.extend((part, False) for part in _COMPOUND_SEP.split(w))  # compounds: parts
+    else:
+        words_in.append((w, False))
+    out: list[_Piece] = []
+    for part, quoted in words_in:
+        part = part.strip(".-/()!")
+        if not part:
+            continue
+        low = part.lower()
+        unit = _SPLIT_NUMBER_UNIT.match(low)
+        if unit:
+            for p, wt in ((unit.group(1), VALUE), (unit.group(2), PLAIN)):
+                out.append((p, wt, wt, _final(p, wt), _final(p, wt)))
+            continue
+        if (quoted and len(low) > 2) or _CODE_CHARS.search(part) or "%" in part or "$" in part:
+            first = other = VALUE
+        elif low not in STOPWORDS and (len(part) >= 2 and part.isupper() and part.isalpha()):
+            first = other = NAME
+        elif low not in STOPWORDS and part[:1].isupper():
+            first, other = PLAIN, NAME
+        else:
+            first = other = PLAIN
+        out.append((low, other, first, _final(low, other), _final(low, first)))
+    return tuple(out)
+
+
+def _final(low: str, weight: int) -> Token | None:
+    if low in STOPWORDS or low in _BOUND_TOKENS or (len(low) == 1 and not low.isdigit()):
+        return None
+    if low in GENERIC_WORDS and weight == PLAIN:
+        weight = GENERIC
+    return Token(stem(low), weight)
 
 
 def _tokens(raw: list[str]) -> list[Token]:
     first_alpha = next((i for i, w in enumerate(raw) if w[:1].isalpha()), 0)
-    pieces: list[tuple[str, int]] = []
-    words_in: list[tuple[int, str, bool]] = []
+    out: list[Token] = []
+    spelled = False
     for i, w in enumerate(raw):
-        if w.startswith("`"):
-            for part in _TOKEN.findall(w.strip("`")):
-                if _COMPOUND.fullmatch(part):
-                    words_in.extend((i, p, True) for p in re.split(r"[-/]", part))
-                else:
-                    words_in.append((i, part, True))
-        elif _COMPOUND.fullmatch(w):
-            words_in.extend((i, part, False) for part in re.split(r"[-/]", w))  # compounds: parts
-        else:
-            words_in.append((i, w, False))
-    for i, w, quoted in words_in:
-        w = w.strip(".-/()!")
-        if not w:
-            continue
-        low = w.lower()
-        unit = _SPLIT_NUMBER_UNIT.match(low)
-        if unit:
-            pieces.append((unit.group(1), VALUE))
-            pieces.append((unit.group(2), PLAIN))
-            continue
-        if (quoted and len(low) > 2) or _CODE_CHARS.search(w) or "%" in w or "$" in w:
-            weight = VALUE
-        elif low not in STOPWORDS and (
-            (len(w) >= 2 and w.isupper() and w.isalpha()) or (w[:1].isupper() and i != first_alpha)
-        ):
-            weight = NAME
-        else:
-            weight = PLAIN
-        pieces.append((low, weight))
+        for low, _other, _first, tok_other, tok_first in _pieces(w):
+            if low in _NUMBER_WORDS:
+                spelled = True
+            tok = tok_first if i == first_alpha else tok_other
+            if tok is not None:
+                out.append(tok)
+    if spelled:
+        return _spelled_tokens(raw, first_alpha)
+    return out
+
+
+def _spelled_tokens(raw: list[str], first_alpha: int) -> list[Token]:
+    """Tokens of a sentence with spelled-out numbers: they become digits and values."""
+    pieces = [
+        (p[0], p[2] if i == first_alpha else p[1]) for i, w in enumerate(raw) for p in _pieces(w)
+    ]
     spelled = _numbers([p for p, _ in pieces])
     if spelled != [p for p, _ in pieces]:  # numbers were spelled out: re-derive salience
         weights = {p: wt for p, wt in pieces}
         pieces = [(p, VALUE if p.isdigit() else weights.get(p, PLAIN)) for p in spelled]
     out: list[Token] = []
     for low, weight in pieces:
-        if low in STOPWORDS or (len(low) == 1 and not low.isdigit()):
-            continue
-        if low in GENERIC_WORDS and weight == PLAIN:
-            weight = GENERIC
-        out.append(Token(stem(low), weight))
+        tok = _final(low, weight)
+        if tok is not None:
+            out.append(tok)
     return out
 
 
@@ -480,11 +760,13 @@ def polarity(sentence: str) -> int:
 
 
 def _polarity(ws: list[str]) -> int:
+    if _ANY_NEGATION.isdisjoint(ws):
+        return 0
     count = 0
     clause_start = True
     skip_fillers = True
     prev = ""
-    for w in ws:
+    for i, w in enumerate(ws):
         if skip_fillers and w in _FILLERS:
             prev = w
             continue
@@ -493,7 +775,7 @@ def _polarity(ws: list[str]) -> int:
             (w in ("not", "no") and (clause_start or prev in _NEGATING_AUX))
             or w in _NEGATIVE_WORDS
             or (clause_start and w in _CLAUSE_NEGATORS)
-        ):
+        ) and (w == "never" or _BOUND_WORDS.isdisjoint(ws[i + 1 : i + 4])):
             count += 1
         clause_start = prev == "do" and w == "not"
         prev = w
@@ -505,7 +787,7 @@ def reminder_cues(text: str) -> tuple[bool, bool]:
     strong = weak = False
     norm = normalise(text)
     low = norm.lower()
-    if not any(h in low for h in _REMINDER_HINTS):
+    if not _has_any(low, _REMINDER_HINTS):
         return False, False
     for m in _REMINDER.finditer(norm):
         if m.group(0).lower() in _WEAK_REMINDER:
@@ -517,10 +799,16 @@ def reminder_cues(text: str) -> tuple[bool, bool]:
 
 def emphatic(text: str) -> bool:
     """Shouting: runs of ``!``/``?`` or a common word in capitals ("NOT", "EVERY")."""
-    if _EMPHASIS.search(text):
-        return True
-    for w in re.findall(r"\b[A-Z]{2,}\b", text):
-        low = w.lower()
+    if ("!" in text or "?" in text) and (
+        "!!" in text or "!?" in text or "?!" in text or "??" in text or text.rstrip().endswith("!")
+    ):
+        return True  # _EMPHASIS, without a regex scan
+    n = len(text)
+    for m in _CAPS_RUN.finditer(text):
+        a, b = m.span()
+        if (a and _is_word(text[a - 1])) or (b < n and _is_word(text[b])):
+            continue  # not a whole word (\b on both sides)
+        low = m.group(0).lower()
         if low in STOPWORDS or low in _CLAUSE_NEGATORS or low in ("stop", "again", "why"):
             return True
     return False
@@ -542,14 +830,20 @@ def kind(sentence: str) -> Kind:
     return _kind(text, words(text))
 
 
-def _kind(text: str, ws: list[str]) -> Kind:
+def _kind(text: str, ws: list[str], pol: int | None = None) -> Kind:
+    """``pol`` is ``_polarity(ws)`` when the caller has it already."""
     if not ws:
         return "empty"
     body = [w for w in ws if w not in _FILLERS] or ws
     first = body[0]
-    polite = _POLITE.match(" ".join(body))
-    if polite and polite.group(1) not in ("i", "we", "you", "it", "that", "this", "not"):
-        return "instruction"
+    if first in _POLITE_AUX:
+        polite = _POLITE.match(" ".join(body))
+        if (
+            polite
+            and polite.group(1) not in ("i", "we", "you", "it", "that", "this", "not")
+            and polite.group(1) not in _ASKING_VERBS
+        ):
+            return "instruction"
     stripped = text.rstrip(" .!)\"'")
     if stripped.endswith("?") or stripped.endswith("?)"):
         return "question"
@@ -563,18 +857,20 @@ def _kind(text: str, ws: list[str]) -> Kind:
         return "question"
     obligation = (
         not _OBLIGATION_WORDS.isdisjoint(ws)
-        or any(pair in _OBLIGATION_PAIRS for pair in itertools.pairwise(ws))
-        or any(w.startswith("every") for w in ws)
+        or not _OBLIGATION_PAIRS.isdisjoint(itertools.pairwise(ws))
+        or ("every" in text.lower() and any(w.startswith("every") for w in ws))
     )
-    negated = _polarity(ws) == 1 or "not" in ws or "no" in ws
-    if _REPORT_OPENERS.match(" ".join(ws)):
+    if pol is None:
+        pol = _polarity(ws)
+    negated = pol == 1 or "not" in ws or "no" in ws
+    if ws[0].startswith(_REPORT_FIRST) and _REPORT_OPENERS.match(" ".join(ws)):
         return "status"
     if ws[0] in _ACK_OPENERS and not (obligation or negated) and first not in GENERIC_WORDS:
         return "ack"
     if obligation or negated:
         return "instruction"
-    praise = any(w in _PRAISE for w in ws)
-    finite = any(w in _FINITE for w in ws[:6])
+    praise = not _PRAISE.isdisjoint(ws)
+    finite = not _FINITE.isdisjoint(ws[:6])
     if first in _SUBJECT_OPENERS or finite:
         return "status" if (finite or praise or _has_verb_after_subject(ws)) else "instruction"
     if praise and len(ws) <= 6:

@@ -116,6 +116,27 @@ def test_questions_and_acks_do_not_restate(later: str) -> None:
     assert restates("Keep the checkout service at 3 replicas.", later) == []
 
 
+def test_a_question_asked_twice_is_not_a_restated_instruction() -> None:
+    assert (
+        restates("Can you explain why the test failed?", "Can you explain why the test failed?")
+        == []
+    )
+    polite = "Can you keep every function in billing/models.py under 40 lines?"
+    assert restates(polite, polite)  # a polite request that sets a constraint still instructs
+
+
+def test_a_negated_limit_restates_the_limit() -> None:
+    got = restates("Keep the README under 200 lines.", "The README can't go past 200 lines.")
+    assert got and "salient_overlap" in got[0].cues
+    assert restates("Keep the README under 200 lines.", "The README can go past 300 lines.") == []
+
+
+def test_a_second_clause_restates_a_separate_instruction() -> None:
+    history = instructions_in("Stay on the fix/login branch; I will merge it myself.", 0, CFG)
+    got = find_restatements(history, "Stay on fix/login, I'll merge it myself.", 1, CFG)
+    assert len(got) == 2
+
+
 def test_earlier_question_is_not_an_instruction_to_restate() -> None:
     assert restates("Is checkout running 3 replicas?", "Run checkout with 3 replicas.") == []
 
@@ -276,7 +297,9 @@ def test_held_out_pairs_meet_the_aims() -> None:
     assert {r["category"] for r in rows} >= {"negation_flip", "update", "paraphrase", "verbatim"}
     result = _eval_module().evaluate(rows, CFG)
     assert result["precision"] >= 0.95
-    assert result["recall"] >= 0.75  # paraphrases without shared words are out of reach
+    assert (
+        result["recall"] >= 0.80
+    )  # measured 0.833; paraphrases without shared words are out of reach
 
 
 def test_dev_set_meets_the_aims() -> None:
@@ -285,7 +308,7 @@ def test_dev_set_meets_the_aims() -> None:
     mod = _eval_module()
     result = mod.evaluate(mod.load(DEV_SET), CFG)
     assert result["precision"] >= 0.95
-    assert result["recall"] >= 0.75  # aim is 0.90; see bench/restatement_eval.py for the gap
+    assert result["recall"] >= 0.77  # measured 0.789; aim is 0.90 (paraphrases: 0/15)
     for cat, c in result["categories"].items():
         if not c["label"]:
             assert c["false_positive_rate"] <= 0.1, cat

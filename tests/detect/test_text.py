@@ -24,6 +24,44 @@ def test_clauses_split_a_contrastive_tail_but_keep_a_leading_frame() -> None:
     ]
 
 
+def test_clauses_split_a_second_clause_with_its_own_subject() -> None:
+    assert tx.clauses("Stay on fix/token-refresh, I'll merge it myself.") == [
+        "Stay on fix/token-refresh",
+        "I'll merge it myself.",
+    ]
+    assert tx.clauses("Keep it short, clear and friendly") == ["Keep it short, clear and friendly"]
+
+
+def test_fast_paths_agree_with_the_plain_regexes() -> None:
+    text = "Dr. Okafor can't sign, it's 1,250 pages.\nWe'd rather NOT wait!! e.g. now"
+    norm = tx.normalise(text)
+    assert norm == tx._THOUSANDS.sub(r"\1", text) and "1250" in norm
+    assert tx._expand_contractions(norm) == tx._CONTRACTION.sub(tx._expand, norm)
+    assert tx._protect_abbreviations(norm) == tx._ABBREVIATIONS.sub(
+        lambda m: m.group(0).replace(".", "\x00"), norm
+    )
+    assert tx._split_sentences(norm) == tx._SENTENCE_END.split(norm)
+    assert tx.emphatic(text)
+
+
+@given(st.text(alphabet="aZ .!?'\n`,;-1İ\u2019", max_size=60))
+def test_fast_paths_agree_on_any_text(text: str) -> None:
+    assert tx._expand_contractions(text) == tx._CONTRACTION.sub(tx._expand, text)
+    assert tx._protect_abbreviations(text) == tx._ABBREVIATIONS.sub(
+        lambda m: m.group(0).replace(".", "\x00"), text
+    )
+    assert tx._split_sentences(text) == tx._SENTENCE_END.split(text)
+    assert tx.emphatic(text) == (
+        tx._EMPHASIS.search(text) is not None
+        or any(
+            w.lower() in tx.STOPWORDS
+            or w.lower() in ("not", "no", "never", "stop", "again", "why")
+            or w.lower() in tx._CLAUSE_NEGATORS
+            for w in __import__("re").findall(r"\b[A-Z]{2,}\b", text)
+        )
+    )
+
+
 def test_tokens_normalise_numbers_units_code_and_spelled_numbers() -> None:
     stems = {t.stem: t.weight for t in tx.tokens("Keep it under 4,000 chars in `src/app.py`")}
     assert stems["4000"] == tx.VALUE
@@ -58,6 +96,10 @@ def test_stem_is_consistent_across_inflections() -> None:
         ("The build should not download anything", 1),
         ("Still no square footage", 1),
         ("Leave the save format alone", 1),
+        ("The abstract can't go past 250 words", 0),
+        ("No more than twenty workers", 0),
+        ("Don't use more than 3 threads", 0),
+        ("Never push more than once a day", 1),
     ],
 )
 def test_polarity(sentence: str, negated: int) -> None:
@@ -83,6 +125,9 @@ def test_polarity(sentence: str, negated: int) -> None:
         ("FYI late events are about 2% of the stream.", "status"),
         ("Opposing counsel filed their reply yesterday.", "status"),
         ("As I said, lab inventory only.", "instruction"),
+        ("Can you explain why the test failed?", "question"),
+        ("Could you tell me what the retry helper does", "question"),
+        ("Can you keep every function under 40 lines?", "instruction"),
     ],
 )
 def test_kind(sentence: str, kind: str) -> None:
