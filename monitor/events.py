@@ -53,7 +53,7 @@ class BadEvent(ValueError):
         self.detail = detail
 
 
-class Tool(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+class Tool(msgspec.Struct, frozen=True, forbid_unknown_fields=False, gc=False):
     """A tool call or its result. ``arguments`` is the call's JSON object, as the model sent it."""
 
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -62,7 +62,7 @@ class Tool(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     is_error: bool | None = None
 
 
-class Compaction(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+class Compaction(msgspec.Struct, frozen=True, forbid_unknown_fields=False, gc=False):
     """What the summariser did. ``compactor`` is its version: the label releases are judged by."""
 
     trigger: Literal["auto", "manual"] = "auto"
@@ -71,7 +71,9 @@ class Compaction(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     compactor: str | None = None
 
 
-class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=False, omit_defaults=True):
+class Event(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=False, omit_defaults=True, gc=False
+):
     """One step of an agent session.
 
     ``turn`` is the producer's step counter (one per model step; a user message is its own turn);

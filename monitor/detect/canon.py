@@ -7,11 +7,11 @@ exactly (``"ls "`` and ``"ls"`` may be different commands), and ``true`` never e
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Any, Final
 
 import msgspec
+from xxhash import xxh3_64_intdigest
 
 _encoder: Final = msgspec.json.Encoder(order="sorted")
 #: Deeper structures are fingerprinted on their encoded text rather than walked (bounds recursion).
@@ -92,18 +92,16 @@ def canonical(arguments: dict[str, Any]) -> bytes:
 
 
 def fingerprint(tool: str, arguments: dict[str, Any], max_bytes: int = 65_536) -> int:
-    """A 63-bit fingerprint of (tool name, canonical arguments).
+    """A 63-bit fingerprint of (tool name, canonical arguments): XXH3-64 of both.
 
     Arguments longer than ``max_bytes`` are fingerprinted on their prefix plus their full length,
     which bounds the hashing cost of pathological payloads while keeping distinct lengths distinct.
+    XXH3 is not cryptographic; fingerprints only tell apart one session's calls.
     """
     body = canonical(arguments)
     if len(body) > max_bytes:
         body = body[:max_bytes] + b"#" + str(len(body)).encode()
-    digest = hashlib.blake2b(
-        tool.encode("utf-8", "surrogatepass") + b"\x00" + body, digest_size=8
-    ).digest()
-    return int.from_bytes(digest, "big") >> 1
+    return xxh3_64_intdigest(tool.encode("utf-8", "surrogatepass") + b"\x00" + body) >> 1
 
 
 def fingerprint_hex(fp: int) -> str:

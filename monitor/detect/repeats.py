@@ -9,6 +9,8 @@ copy of the same call (same turn) can never satisfy ``t0 < c < t``.
 
 from __future__ import annotations
 
+from itertools import islice
+
 from monitor.detect.canon import canonical, fingerprint, fingerprint_hex
 from monitor.detect.config import DetectConfig
 from monitor.detect.redact import redact
@@ -79,9 +81,14 @@ def check_call(
 def _merged(
     base: dict[int, tuple[int, int]], recent: dict[int, tuple[int, int]], cap: int
 ) -> Calls:
-    """Fold recent entries into the base; beyond ``cap`` the least recently issued go first."""
-    merged = {**base, **recent}
-    if len(merged) > cap:
-        newest = sorted(merged.items(), key=lambda item: item[1][1])[-cap:]
-        merged = dict(newest)
+    """Fold recent entries into the base; beyond ``cap`` the least recently issued go first.
+
+    ``base`` is kept in last-issued order and every recent entry is newer than the base, so
+    appending the recent entries after the base's others keeps that order without a sort.
+    """
+    merged = {fp: turns for fp, turns in base.items() if fp not in recent}
+    merged.update(recent)
+    excess = len(merged) - cap
+    if excess > 0:
+        merged = dict(islice(merged.items(), excess, None))
     return Calls(merged)

@@ -48,7 +48,7 @@ _MESSAGE_MEMO: Final = 64
 _KEYS_MEMO: Final = 4096
 
 
-class Instruction(msgspec.Struct, frozen=True, array_like=True):
+class Instruction(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One instructing sentence, with the features matching needs precomputed."""
 
     turn: int

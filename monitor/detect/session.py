@@ -23,13 +23,17 @@ import msgspec
 from monitor.detect.restatements import Instruction
 from monitor.events import Event
 
+# State values are built and dropped on every event and can never form reference cycles, so
+# they opt out of cyclic garbage collection (``gc=False``): with thousands of live sessions the
+# collector's repeated walks over them cost more than the detection itself.
+
 #: Compaction turns remembered (to say whether a restatement spans a compaction).
 MAX_COMPACTIONS: Final = 32
 #: Entries ``RecentCalls`` holds before it is merged into ``Calls``.
 RECENT_CALLS: Final = 16
 
 
-class Meta(msgspec.Struct, frozen=True, array_like=True):
+class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Counters and small facts about a session; rewritten on every event."""
 
     session_id: str
@@ -58,7 +62,7 @@ class Meta(msgspec.Struct, frozen=True, array_like=True):
         return self.compaction_turns[-1] if self.compaction_turns else None
 
 
-class Calls(msgspec.Struct, frozen=True, array_like=True):
+class Calls(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """The settled bulk of a session's call fingerprints: fp -> (first turn, last turn).
 
     Rewritten only when ``RecentCalls`` overflows into it (once every ``RECENT_CALLS`` new
@@ -68,25 +72,25 @@ class Calls(msgspec.Struct, frozen=True, array_like=True):
     by_fp: dict[int, tuple[int, int]] = msgspec.field(default_factory=dict)
 
 
-class RecentCalls(msgspec.Struct, frozen=True, array_like=True):
+class RecentCalls(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Calls issued since the last merge; newer than anything in ``Calls`` for the same fp."""
 
     by_fp: dict[int, tuple[int, int]] = msgspec.field(default_factory=dict)
 
 
-class Instructions(msgspec.Struct, frozen=True, array_like=True):
+class Instructions(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Instruction sentences the user gave, oldest first."""
 
     items: tuple[Instruction, ...] = ()
 
 
-class Pending(msgspec.Struct, frozen=True, array_like=True):
+class Pending(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Events held back for reordering (only with ``DetectConfig.reorder_turns`` > 0)."""
 
     events: tuple[Event, ...] = ()
 
 
-class SessionState(msgspec.Struct, frozen=True, array_like=True):
+class SessionState(msgspec.Struct, frozen=True, array_like=True, gc=False):
     meta: Meta
     calls: Calls = msgspec.field(default_factory=Calls)
     recent: RecentCalls = msgspec.field(default_factory=RecentCalls)

@@ -285,7 +285,7 @@ _UPDATE: Final = re.compile(
 _EMPHASIS: Final = re.compile(r"[!?]{2,}|!\s*$")
 
 
-class Token(msgspec.Struct, frozen=True, array_like=True):
+class Token(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """A normalised word: ``stem`` for matching and ``weight`` for how much it identifies."""
 
     stem: str
