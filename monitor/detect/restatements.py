@@ -79,6 +79,8 @@ class _Unit(msgspec.Struct, frozen=True):
     polarity: int
     update: bool
     head_set: frozenset[str]
+    #: Heads of its words that are not generic verbs.
+    salient_heads: frozenset[str]
     #: For each head: how many tokens have it and their weight (for the coverage bound).
     head_weights: dict[str, tuple[int, float]]
     total: float
@@ -110,29 +112,16 @@ def _read(text: str) -> _Message:
     ``instructions_in``. A pure function of the text; the bound only caps memory.
     """
     analysed = [(s, tx.analyse(s)) for s in tx.sentences(text)]
-    instructions = tuple(
-        (
-            s,
-            tuple(t.stem for t in a.tokens),
-            tuple(t.weight for t in a.tokens),
-            a.polarity,
-            a.update,
-            tuple(sorted({h for t in a.tokens for h in _heads(t.stem)})),
-        )
-        for s, a in analysed
-        if a.kind == "instruction" and a.tokens
-    )
     strong, weak = tx.reminder_cues(text)
     shouted = tx.emphatic(text)
-    units = _units(analysed, strong or shouted)
-    salient = frozenset(
-        h
-        for u in units
-        for s, w in zip(u.stems, u.weights, strict=True)
-        if w > tx.GENERIC
-        for h in _heads(s)
+    units, own = _units(analysed, strong or shouted)
+    # An instructing sentence with tokens has its own unit (same tokens): reuse its heads.
+    instructions = tuple(
+        (u.sentence, u.stems, u.weights, u.polarity, u.update, tuple(sorted(u.head_set)))
+        for u in own
     )
-    heads = frozenset(h for u in units for h in u.head_set)
+    salient = frozenset().union(*(u.salient_heads for u in units))
+    heads = frozenset().union(*(u.head_set for u in units))
     return _Message(instructions, strong, weak, shouted, units, salient, heads)
 
 
@@ -233,17 +222,24 @@ def _heads(stem: str) -> tuple[str, ...]:
     """
     if "/" in stem.strip("/"):
         return (stem[:_MIN_PREFIX], stem.rsplit("/", 1)[1][:_MIN_PREFIX])
+    broader = tx.BROADER.get(stem)
+    if broader is not None:
+        return (stem[:_MIN_PREFIX], broader[:_MIN_PREFIX])
     return (stem[:_MIN_PREFIX],)
 
 
-def _units(analysed: list[tuple[str, tx.Sentence]], flagged: bool) -> tuple[_Unit, ...]:
+def _units(
+    analysed: list[tuple[str, tx.Sentence]], flagged: bool
+) -> tuple[tuple[_Unit, ...], list[_Unit]]:
     """Instructing sentences and their clauses, plus the whole message when it is short.
 
     Terse, angry restatements spread one instruction over fragments ("dev clone. DEV.");
     the whole message is then the unit that carries it. Questions and status sentences join
     that unit only when the message flags a repeat ("WHY is this hitting prod. I said don't").
+    Also returns the units of whole instructing sentences, in order (the instructions).
     """
     units: list[_Unit] = []
+    own: list[_Unit] = []
     kept: list[str] = []
     for sentence, a in analysed:
         if a.kind == "instruction" or (flagged and a.kind in ("question", "status")):
@@ -255,11 +251,13 @@ def _units(analysed: list[tuple[str, tx.Sentence]], flagged: bool) -> tuple[_Uni
             unit = _unit(piece, a if piece is sentence else None)
             if unit.stems:
                 units.append(unit)
+                if piece is sentence:
+                    own.append(unit)
     if len(kept) > 1:
         whole = _unit(" ".join(kept), None, kept)
         if 0 < len(whole.stems) <= _MAX_MESSAGE_TOKENS:
             units.append(whole)
-    return tuple(units)
+    return tuple(units), own
 
 
 def _unit(sentence: str, a: tx.Sentence | None, parts: list[str] | None = None) -> _Unit:
@@ -273,8 +271,12 @@ def _unit(sentence: str, a: tx.Sentence | None, parts: list[str] | None = None) 
         toks, pol, update = tx.features(sentence)
     stems = tuple(t.stem for t in toks)
     head_weights: dict[str, tuple[int, float]] = {}
+    salient: set[str] = set()
     for t in toks:
-        for h in _heads(t.stem):
+        hs = _heads(t.stem)
+        if t.weight > tx.GENERIC:
+            salient.update(hs)
+        for h in hs:
             n, w = head_weights.get(h, (0, 0.0))
             head_weights[h] = (n + 1, w + _WEIGHT[t.weight])
     return _Unit(
@@ -284,6 +286,7 @@ def _unit(sentence: str, a: tx.Sentence | None, parts: list[str] | None = None) 
         polarity=pol,
         update=update,
         head_set=frozenset(head_weights),
+        salient_heads=frozenset(salient),
         head_weights=head_weights,
         total=sum(_WEIGHT[t.weight] for t in toks),
     )
@@ -303,6 +306,7 @@ def _keys(stems: tuple[str, ...]) -> frozenset[str]:
         for k in range(_MIN_PREFIX, len(s))
     )
     keys.update(s.rsplit("/", 1)[1] for s in stems if "/" in s.strip("/"))
+    keys.update(tx.BROADER[s] for s in stems if s in tx.BROADER)
     return frozenset(keys)
 
 
@@ -311,6 +315,8 @@ def _matches(stem: str, other: Collection[str], other_prefixes: frozenset[str]) 
         return True
     if "/" in stem.strip("/") and stem.rsplit("/", 1)[1] in other:
         return True  # a path and its file name
+    if stem in tx.BROADER and tx.BROADER[stem] in other:
+        return True  # "saturday" restates "weekend"
     if not stem.isalpha() or len(stem) < _MIN_PREFIX:
         return False
     return any(stem[:k] in other for k in range(_MIN_PREFIX, len(stem)))
@@ -319,7 +325,13 @@ def _matches(stem: str, other: Collection[str], other_prefixes: frozenset[str]) 
 def _fuzzy_match(stem: str, other: Sequence[str]) -> bool:
     if len(stem) < _MIN_FUZZY or not stem.isalpha():
         return False
-    return process.extractOne(stem, other, scorer=fuzz.ratio, score_cutoff=_FUZZY_TOKEN) is not None
+    # fuzz.ratio(a, b) <= 200 min(|a|, |b|) / (|a| + |b|): only stems of close length can reach
+    # the cutoff, and most stems have none.
+    n = len(stem)
+    near = [o for o in other if 200.0 * min(n, len(o)) >= _FUZZY_TOKEN * (n + len(o)) - 1e-6]
+    return bool(near) and (
+        process.extractOne(stem, near, scorer=fuzz.ratio, score_cutoff=_FUZZY_TOKEN) is not None
+    )
 
 
 def _cover(
@@ -365,6 +377,8 @@ def _score(
     shouted: bool,
     cfg: DetectConfig,
 ) -> Restatement | None:
+    if unit.polarity != ins.polarity and not (strong or shouted):
+        return None  # ``_judge`` vetoes this whatever the overlap: skip the scoring
     j = _judge(ins, unit, strong, weak, shouted)
     if j.veto or j.score < cfg.restate_threshold:
         return None

@@ -173,6 +173,34 @@ def test_near_verbatim_rewording_is_found(earlier: str, later: str) -> None:
     assert restates(earlier, later)
 
 
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        ("Keep the build scripts in the tools folder.", "The build scripts stay in tools/ dir."),
+        ("Avoid network calls in the unit tests.", "Unit tests should not reach the internet."),
+        ("Only deploy the site on weekends.", "Deploy the site Saturday or Sunday."),
+        (
+            "Keep the render queue clear from 8 to 11 am.",
+            "Nothing goes in the render queue from 8 to 11 in the morning.",
+        ),
+    ],
+)
+def test_paraphrases_sharing_concepts_are_found(earlier: str, later: str) -> None:
+    assert restates(earlier, later)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        ("Deploy the site on Saturday.", "Deploy the site on Sunday."),
+        ("Keep the build scripts in the tools folder.", "Delete the build scripts in tools/."),
+        ("Keep the render queue clear from 8 to 11 am.", "Fill the render queue from 8 to 11 am."),
+    ],
+)
+def test_concepts_do_not_join_siblings_or_opposites(earlier: str, later: str) -> None:
+    assert restates(earlier, later) == []
+
+
 def test_restatement_inside_a_longer_message_is_found() -> None:
     later = (
         "The login page renders fine now. Add a forgot-password link and a remember-me box. "
@@ -297,9 +325,8 @@ def test_held_out_pairs_meet_the_aims() -> None:
     assert {r["category"] for r in rows} >= {"negation_flip", "update", "paraphrase", "verbatim"}
     result = _eval_module().evaluate(rows, CFG)
     assert result["precision"] >= 0.95
-    assert (
-        result["recall"] >= 0.80
-    )  # measured 0.833; paraphrases without shared words are out of reach
+    # measured 0.833 (P 1.000); paraphrases without shared words are out of reach
+    assert result["recall"] >= 0.80
 
 
 def test_dev_set_meets_the_aims() -> None:
@@ -308,7 +335,7 @@ def test_dev_set_meets_the_aims() -> None:
     mod = _eval_module()
     result = mod.evaluate(mod.load(DEV_SET), CFG)
     assert result["precision"] >= 0.95
-    assert result["recall"] >= 0.77  # measured 0.789; aim is 0.90 (paraphrases: 0/15)
+    assert result["recall"] >= 0.81  # measured 0.833; aim is 0.90 (paraphrases: 3/15)
     for cat, c in result["categories"].items():
         if not c["label"]:
             assert c["false_positive_rate"] <= 0.1, cat

@@ -77,6 +77,72 @@ def test_tokens_drop_stopwords_and_mark_generic_verbs() -> None:
     assert toks == {"keep": tx.GENERIC, "parser": tx.PLAIN, "repo": tx.PLAIN}
 
 
+def test_lexicon_maps_synonyms_to_one_concept() -> None:
+    def stems(text: str) -> list[str]:
+        return [t.stem for t in tx.tokens(text)]
+
+    assert stems("the repository directory") == stems("the repo folder") == ["repo", "dir"]
+    assert stems("megs") == stems("MB") and stems("in the morning") == stems("at 9 am")[1:]
+    assert {t.weight for t in tx.tokens("stay remain retain")} == {tx.GENERIC}
+    assert stems("`settings`") == ["setting"]  # code is not reworded (only stemmed)
+    assert stems("approve the go-ahead") == ["approv", "approv"]
+
+
+def test_filler_nouns_are_dropped_but_names_kept() -> None:
+    assert [t.stem for t in tx.tokens("docs like the rest")] == ["doc"]
+    assert "rest" in {t.stem for t in tx.tokens("use REST for the API")}
+    assert tx.tokens("she am") == [] and [t.stem for t in tx.tokens("11am")] == ["11", "am"]
+
+
+def _tokens_reference(raw: list[str]) -> list[tx.Token]:
+    """The per-piece loop ``_tokens`` replaces with one memo look-up per raw token."""
+    first_alpha = next((i for i, w in enumerate(raw) if w[:1].isalpha()), 0)
+    out: list[tx.Token] = []
+    spelled = False
+    for i, w in enumerate(raw):
+        for low, _other, _first, tok_other, tok_first in tx._pieces(w):
+            if low in tx._NUMBER_WORDS:
+                spelled = True
+            tok = tok_first if i == first_alpha else tok_other
+            if tok is not None:
+                out.append(tok)
+            elif low in tx._TIME_OF_DAY and i and raw[i - 1][-1:].isdigit():
+                out.append(tx._TIME_OF_DAY[low])
+    return tx._spelled_tokens(raw, first_alpha) if spelled else out
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Keep",
+                "the",
+                "11",
+                "am",
+                "pm",
+                "one",
+                "hundred",
+                "`a-b`",
+                "go-ahead",
+                "Docs",
+                "rest",
+                "REST",
+                "am-pm",
+                "4KB",
+                "folder",
+                "x/y",
+                "!",
+                "Saturday",
+                "twenty",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_tokens_fast_path_agrees_with_the_per_piece_loop(raw: list[str]) -> None:
+    assert tx._tokens(raw) == _tokens_reference(raw)
+
+
 def test_stem_is_consistent_across_inflections() -> None:
     assert tx.stem("partitions") == tx.stem("partition")
     assert tx.stem("stopped") == tx.stem("stop")
@@ -100,6 +166,8 @@ def test_stem_is_consistent_across_inflections() -> None:
         ("No more than twenty workers", 0),
         ("Don't use more than 3 threads", 0),
         ("Never push more than once a day", 1),
+        ("Keep the farm clear from 8 to 11", 1),
+        ("Keep the code clear and simple", 0),
     ],
 )
 def test_polarity(sentence: str, negated: int) -> None:
