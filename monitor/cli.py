@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
+from monitor.adapters import FORMATS
 from monitor.config import Settings, load_settings, mask_url
 
 PROGRESS_MIN_BYTES = 5_000_000
@@ -373,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or -")
     _add_db(p)
-    p.add_argument("--format", choices=None, help="force the input format (default: sniffed)")
+    p.add_argument("--format", choices=FORMATS, help="force the input format (default: sniffed)")
     p.add_argument("--json", action="store_true", help="print one JSON object with every flag")
     p.add_argument("--window", type=int, help="repeat window in turns after a compaction")
     p.add_argument("--ignore-tool", action="append", metavar="NAME", help="never flag this tool")
