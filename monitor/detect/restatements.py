@@ -2,13 +2,20 @@
 
 A restatement after a compaction suggests the summary dropped the instruction. Similarity
 alone cannot tell a restatement from its opposite ("don't push" / "push") or from an update
-("port 8080" / "port 9090"), so a match must pass four tests:
+("port 8080" / "port 9090"), so a match must pass five tests:
 
 * both sides instruct (questions, acknowledgements and status reports never match);
 * the later sentence's content is covered by the earlier instruction (weighted: values and
   names count more than generic verbs), and enough of it to be specific;
 * the predicates agree in polarity, unless the user flags a repeat ("as I said", shouting);
-* no value changed: no new number or name in place of an old one, no "instead"/"actually".
+* no value changed: no new number or name in place of an old one, no "instead"/"actually";
+* neither side is a fragment: without a reminder cue or shouting, each span needs two words
+  that are not generic verbs, or one beside a verb or a negation (``_specific``), so
+  "should be 8ABeB7" restates nothing. Verbless spans with two content words stay: terse
+  restatements ("No implicits in the new Scala modules please") are common.
+
+Pasted machine output (stack traces, logs, terminal sessions, code) is dropped before a
+message is read (``text.prose``): it is neither an instruction nor a restatement.
 
 Matching is on precomputed stems, so each earlier instruction costs a few set look-ups.
 """
@@ -37,6 +44,9 @@ _MIN_FUZZY: Final = 5
 _FUZZY_TOKEN: Final = 85.0
 #: Matched weight below which a pair is too thin to call (one plain shared word).
 _MIN_EVIDENCE: Final = 2.0
+#: Fewest non-generic words a span of a message without a reminder cue or shouting needs to
+#: restate anything (see ``_specific``).
+_MIN_CONTENT: Final = 2
 #: Score added when a name or value (a path, a number, a proper noun) is shared.
 _SALIENT_BONUS: Final = 5.0
 #: Score added when the message itself says it repeats something.
@@ -111,9 +121,10 @@ def _read(text: str) -> _Message:
     Memoised because the core asks twice about each message: ``find_restatements`` then
     ``instructions_in``. A pure function of the text; the bound only caps memory.
     """
-    analysed = [(s, tx.analyse(s)) for s in tx.sentences(text)]
-    strong, weak = tx.reminder_cues(text)
-    shouted = tx.emphatic(text)
+    body = tx.prose(text)
+    analysed = [(s, tx.analyse(s)) for s in tx.sentences(body)]
+    strong, weak = tx.reminder_cues(body)
+    shouted = tx.emphatic(body)
     units, own = _units(analysed, strong or shouted)
     # An instructing sentence with tokens has its own unit (same tokens): reuse its heads.
     instructions = tuple(
@@ -162,18 +173,24 @@ def find_restatements(
     # pairs that cannot reach the threshold even with every bonus are skipped unscored.
     bonus = _SALIENT_BONUS + (_CUE_BONUS if strong or shouted else _CUE_BONUS / 3 if weak else 0)
     need = (cfg.restate_threshold - bonus - 100.0 * _E_SHARE) / (100.0 * (1 - _E_SHARE))
-    fewest = [_fewest_heads(u, need) for u in m.units]
+    flagged = strong or shouted
+    units = m.units if flagged else tuple(u for u in m.units if _specific(u.weights, u.polarity))
+    if not units:
+        return []
+    fewest = [_fewest_heads(u, need) for u in units]
     k_min = min(fewest)
     salient, all_heads = m.salient_heads, m.heads
     found: list[Restatement] = []
     for ins in history:
         if ins.turn >= turn or salient.isdisjoint(ins.heads):
             continue
+        if not (flagged or _specific(ins.weights, ins.polarity)):
+            continue
         shared = all_heads.intersection(ins.heads)
         if len(shared) < k_min:
             continue
         best: Restatement | None = None
-        for unit, k in zip(m.units, fewest, strict=True):
+        for unit, k in zip(units, fewest, strict=True):
             if len(unit.head_set.intersection(shared)) < k or _coverage_bound(unit, ins) < need:
                 continue
             hit = _score(ins, unit, strong, weak, shouted, cfg)
@@ -183,6 +200,17 @@ def find_restatements(
             found.append(best)
     found.sort(key=lambda r: (-r.score, r.earlier.turn))
     return found
+
+
+def _specific(weights: Sequence[int], polarity: int) -> bool:
+    """Whether a span says enough to restate, or be restated, without a cue: ``_MIN_CONTENT``
+    words that are not generic verbs, or one beside a verb or a negation ("Leave LevelIO.cs
+    alone", "No emojis").
+
+    "should be 8ABeB7", "+ 9" or a lone "ghostty" is a fragment, whatever it matches.
+    """
+    content = sum(1 for w in weights if w > tx.GENERIC)
+    return content >= _MIN_CONTENT or (content == 1 and (len(weights) > 1 or polarity == 1))
 
 
 def _fewest_heads(unit: _Unit, need: float) -> int:

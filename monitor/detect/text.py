@@ -8,6 +8,13 @@ Paraphrases share few words, so tokens pass through a small general lexicon (``_
 synonyms of instruction verbs, software nouns and units become one concept, and a narrower
 word ("Saturday") may match its broader one ("weekends"). Measured on the dev set it lifts
 paraphrase recall only from 0/15 to 2/15: most paraphrases share no concept either.
+
+``prose`` drops what users paste (stack frames, log lines, terminal prompts and output, diffs,
+code, lines mostly of paths and numbers) before a message is read: pasted output is not an
+instruction, and the same trace pasted twice is not a restatement. A line is output by its own
+shape (``output_line``) or by standing in a block of such lines; the thresholds (half of a
+line's chunks not words; captions and trailing lines of at most three chunks) are at the end
+of the module. On the labelled dev and held-out sets it changes no message.
 """
 
 from __future__ import annotations
@@ -987,3 +994,136 @@ def _has_past_verb(ws: list[str]) -> bool:
     if len(ws) < 3 or ws[0].endswith("ed"):
         return False
     return any(w.endswith("ed") and len(w) > 4 for w in ws[1:3]) and ws[0] not in GENERIC_WORDS
+
+
+# --- pasted machine output ---------------------------------------------------------------
+#
+# Users paste stack traces, logs, terminal sessions, diffs and code into their messages. None
+# of it is something they tell the agent, and the same trace pasted twice is no restated
+# instruction, so ``prose`` drops it before sentences are read. A line is output when its own
+# shape says so (the patterns below); output lines come in blocks, so every line of a
+# paragraph between two output lines is output too, as are a short caption just above a block
+# ("vs code terminal:") and the short or progress lines ("truecolor", "Waiting ...") just
+# below it. A paragraph is a run of lines without a blank line; prose the user types after a
+# paste is nearly always set off by one.
+
+#: A stack frame: JavaScript/Java "at f (path:12:3)", "at a.B(B.java:12)"; Python "File ..., line
+#: 12"; the traceback header.
+_STACK_FRAME: Final = re.compile(
+    r"^\s*(?:at\s+\S.*(?::\d+:\d+\)?|\(\S+:\d+\)|\((?:Native Method|Unknown Source)\))\s*$|"
+    r'File "[^"]+", line \d+|Traceback \(most recent call last\))'
+)
+#: A log line: a timestamp, an upper-case level, a lower-case "[tag]", or "XError:" first.
+_LOG_LINE: Final = re.compile(
+    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}\b|"
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)(?:\]|:)|"
+    r"\[[a-z0-9][\w.:/-]{0,39}\]\s|(?:[A-Z]\w*)?(?:Error|Exception)\b:|npm (?:ERR|WARN)!)"
+)
+#: A terminal prompt ("➜ repo git:(main)", "$ npm test", "user@host:~$ ", ">>> ").
+_PROMPT: Final = re.compile(
+    r"^\s*(?:[\u279c\u276f\u03bb]\s|\$\s+\S|>>>\s|PS [A-Z]:\\|[\w.-]+@[\w.-]+(?::\S*)?\s*[$%#]\s)"
+)
+_GIT_PROMPT: Final = re.compile(r"\bgit:\([^)\s]*\)")
+#: A diff or a listing with line numbers ("+ 9 ...", "12 | ...", "@@ -1,3 +1,4 @@").
+_GUTTER: Final = re.compile(
+    r"^\s*(?:\+\s*\d+(?:\s|$)|\d+\s*[|\u2502]\s|@@ .* @@|(?:\+\+\+|---) [ab]/)"
+)
+#: Code: closing brackets alone, a definition or an import; and (checked apart, see
+#: ``output_line``) a line ending in ";" or "{", an interpolation "${", an arrow "=>".
+_CODE_LINE: Final = re.compile(
+    r"^\s*(?:[}\])]+[;,)]*\s*$|(?:from\s+[\w.]+\s+)?import\s+[\w.{}*, ]+;?\s*$|"
+    r"(?:def|class|fn|func|function|const|let|var)\s+[\w$]+\s*[(=:<{]|#(?:include|define|!/))"
+)
+_BACKTICKS: Final = re.compile(r"`[^`\n]*`")
+_FENCE: Final = re.compile(r"^\s*(?:```|~~~)")
+_LIST_MARKER: Final = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
+#: Box drawing, block elements and braille (terminal user interfaces and spinners).
+_TUI_FIRST: Final = re.compile(r"^\s*[\u2500-\u259f\u2800-\u28ff]")
+_PLAIN_CHUNK: Final = re.compile(r"[A-Za-z]+(?:['\u2019-][A-Za-z]+)*")
+_CHUNK_EDGES: Final = "\"'`()[]{}<>.,;:!?*_\u201c\u201d\u2018\u2019"
+#: Every pattern above that looks at how a line starts, as one expression (one call per line).
+_OUTPUT_START: Final = re.compile(
+    "|".join(
+        f"(?:{p.pattern})"
+        for p in (_STACK_FRAME, _LOG_LINE, _PROMPT, _GUTTER, _CODE_LINE, _TUI_FIRST)
+    )
+)
+
+#: A caption above a block or a trailing line below it has at most this many chunks.
+_CAPTION_CHUNKS: Final = 3
+
+
+def output_line(line: str) -> bool:
+    """Whether one line is, by its own shape, machine output rather than something typed.
+
+    Beside the patterns above: a line with no letter or digit (rules, carets), and a line
+    whose whitespace-separated chunks are mostly not words (paths, numbers, hashes, flags):
+    fewer than half words when it has two or more, none when it has one. A list marker is no
+    chunk, and code in backticks counts as a word: people type backticks, programs do not.
+    """
+    if not line.strip():
+        return False
+    if not any(ch.isalnum() for ch in line):
+        return True
+    code = _BACKTICKS.sub("x", line) if "`" in line else line
+    if (
+        _OUTPUT_START.match(code)
+        or code.rstrip().endswith((";", "{"))
+        or "${" in code
+        or "=>" in code
+        or ("git:(" in code and _GIT_PROMPT.search(code) is not None)
+    ):
+        return True
+    if "`" in line:
+        line = _BACKTICKS.sub("code", line)
+    chunks = _LIST_MARKER.sub("", line, count=1).split()
+    if len(chunks) == 1:
+        return _PLAIN_CHUNK.fullmatch(chunks[0].strip(_CHUNK_EDGES)) is None
+    plain = 0
+    for i, c in enumerate(chunks):
+        if _PLAIN_CHUNK.fullmatch(c.strip(_CHUNK_EDGES)):
+            plain += 1
+            if 2 * plain >= len(chunks):
+                return False
+        elif 2 * (plain + len(chunks) - i - 1) < len(chunks):
+            return True  # too few chunks left to make half
+    return 2 * plain < len(chunks)
+
+
+def _trailing(line: str) -> bool:
+    """A line just below a block that still belongs to it: short, or a progress message."""
+    s = line.rstrip()
+    return len(s.split()) <= _CAPTION_CHUNKS or s.endswith(("...", "\u2026"))
+
+
+def prose(text: str) -> str:
+    """The text without pasted machine output (see ``output_line`` and the block rule above).
+
+    Fenced code blocks go whole. Kept lines keep their order and paragraph breaks.
+    """
+    lines = text.splitlines()
+    if len(lines) <= 1:
+        return "" if output_line(text) else text
+    out = [False] * len(lines)
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            out[i] = True
+            fenced = not fenced
+        elif fenced or output_line(line):
+            out[i] = True
+    start = 0
+    for end in [*(i for i, s in enumerate(lines) if not s.strip()), len(lines)]:
+        hits = [i for i in range(start, end) if out[i]]
+        if hits:
+            first, last = hits[0], hits[-1]
+            for i in range(first, last + 1):
+                out[i] = True
+            if first > start and len(lines[first - 1].split()) <= _CAPTION_CHUNKS:
+                out[first - 1] = True
+            i = last + 1
+            while i < end and _trailing(lines[i]):
+                out[i] = True
+                i += 1
+        start = end + 1
+    return "\n".join(line for line, o in zip(lines, out, strict=True) if not o)

@@ -339,3 +339,46 @@ def test_dev_set_meets_the_aims() -> None:
     for cat, c in result["categories"].items():
         if not c["label"]:
             assert c["false_positive_rate"] <= 0.1, cat
+
+
+# --- pasted output and fragments -----------------------------------------------------------
+
+_TRACE = (
+    "Error: Invalid hex color: #000cc\n"
+    "    at hexToRgb (/Users/u/app/src/theme.ts:148:9)\n"
+    "    at loadTheme (/Users/u/app/src/theme.ts:393:9)\n"
+    "Waiting for the debugger to disconnect...\n"
+    "Waiting for the debugger to disconnect..."
+)
+
+
+def test_pasted_output_is_neither_an_instruction_nor_a_restatement() -> None:
+    earlier = f"Invalid themes must never crash the app.\n\n{_TRACE}"
+    assert [i.sentence for i in instructions_in(earlier, 0, CFG)] == [
+        "Invalid themes must never crash the app."
+    ]
+    assert restates(earlier, f"still broken, look:\n\n{_TRACE}") == []
+    terminal = "vs code terminal:\n$ echo $TERM\nxterm-256color"
+    assert instructions_in(terminal, 0, CFG) == ()
+    assert restates(terminal, "vs code\n$ npx tsx src/cli.ts\n[theme] truecolor mode") == []
+
+
+def test_a_typed_restatement_beside_a_paste_is_found() -> None:
+    earlier = "Invalid themes must never crash the app."
+    got = restates(earlier, f"{_TRACE}\n\nInvalid themes must never crash the app!")
+    assert [r.sentence for r in got] == ["Invalid themes must never crash the app!"]
+
+
+def test_a_fragment_restates_nothing_without_a_cue() -> None:
+    earlier = "Keep the accent colour at #8abeb7."
+    assert restates(earlier, "what colour are code blocks? should be 8ABeB7") == []
+    assert restates(earlier, "+ 9") == []
+    cued = restates(earlier, "As I said, 8ABeB7 for the accent.")
+    assert cued and "reminder_cue" in cued[0].cues
+    assert restates("accent #8abeb7", "accent #8abeb7 AGAIN!!")
+
+
+def test_one_value_beside_a_verb_or_negation_is_not_a_fragment() -> None:
+    earlier = "For the level editor, don't touch the serialization code in `Editor/LevelIO.cs`."
+    assert restates(earlier, "Leave LevelIO.cs alone.")
+    assert restates("No `eval`.", "no `eval` please")  # one value and a negation

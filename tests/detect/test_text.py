@@ -229,3 +229,107 @@ def test_text_functions_accept_any_unicode(text: str) -> None:
     tx.tokens(text)
     tx.reminder_cues(text)
     tx.emphatic(text)
+
+
+# --- pasted machine output ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "    at loadTheme (/home/u/app/src/theme.ts:393:9)",
+        "\tat com.acme.Billing.run(Billing.java:88)",
+        '  File "/srv/app/jobs.py", line 12, in run',
+        "Traceback (most recent call last):",
+        "2024-03-01 12:00:03,551 INFO worker started",
+        "[vite] hmr update /src/App.tsx",
+        "TypeError: Cannot read properties of undefined (reading 'map')",
+        "\u279c  shop git:(main) \u2717 npm test",
+        "$ cargo build --release",
+        "dev@box:~/shop$ make",
+        "+ 9 - **Fixed**: the parser",
+        "@@ -12,7 +12,9 @@",
+        "throw new Error(`not found: ${key}`);",
+        "const total = items.reduce((a, b) => a + b, 0)",
+        "\u2500\u2500\u2500\u2500\u2500\u2500",
+        "\u2807 Working... (esc to interrupt)",
+        "Node.js v23.4.0",
+        "/Users/u/app/src/theme.ts:213",
+        "\u2191880 \u219368k R29394k W3499k 22.966 73.5%",
+        "^",
+    ],
+)
+def test_output_lines_are_recognised_by_shape(line: str) -> None:
+    assert tx.output_line(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Keep board/pins.h as is; no edits!",
+        "Keep timestamps in mm:ss.",
+        "again, under 4000 chars for episode descriptions",
+        "at 10:30 run the backup, not before",
+        "Don't edit Assets/Scenes/Overworld.unity directly; use prefabs.",
+        "1. Run `npx create-next-app@latest todo --typescript --eslint`",
+        "Error handling goes through the `Result` type, no exceptions.",
+        "[ ] keep the tests green",
+        "Waiting for review is fine, just don't merge.",
+        "No force unwrapping in the Swift code.",
+    ],
+)
+def test_typed_lines_are_not_output(line: str) -> None:
+    assert not tx.output_line(line)
+
+
+def test_prose_drops_pasted_blocks_with_their_captions_and_trailing_lines() -> None:
+    text = (
+        "it crashed again, invalid themes must never crash the app\n"
+        "\n"
+        "vs code terminal:\n"
+        "\u279c  app git:(main) \u2717 npx tsx src/cli.ts -r\n"
+        "Debugger attached.\n"
+        "Error: Invalid hex color: #000cc\n"
+        "    at hexToRgb (/Users/u/app/src/theme.ts:148:9)\n"
+        "    at main (/Users/u/app/src/main.ts:570:2)\n"
+        "Waiting for the debugger to disconnect...\n"
+        "truecolor\n"
+        "\n"
+        "```\n"
+        "make all the things\n"
+        "```\n"
+        "please fall back to the dark theme instead"
+    )
+    assert tx.prose(text).split("\n") == [
+        "it crashed again, invalid themes must never crash the app",
+        "",
+        "",
+        "please fall back to the dark theme instead",
+    ]
+
+
+def test_prose_keeps_an_instruction_set_off_from_a_paste() -> None:
+    text = "at f (/a/b.ts:1:2)\nat g (/a/b.ts:3:4)\n\nWaiting for the build to finish is fine."
+    assert tx.prose(text) == "\nWaiting for the build to finish is fine."
+    assert tx.sentences(tx.prose(text)) == ["Waiting for the build to finish is fine."]
+
+
+_PROSE_WORDS = st.sampled_from(
+    ("keep", "the", "parser", "under", "forty", "lines", "please", "never", "push", "to")
+)
+_PROSE_LINE = st.lists(_PROSE_WORDS, min_size=4, max_size=12).map(" ".join)
+
+
+@given(st.lists(_PROSE_LINE, min_size=1, max_size=6))
+def test_prose_leaves_typed_paragraphs_alone(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    assert tx.prose(text) == text
+
+
+@given(st.text())
+def test_prose_keeps_a_subsequence_of_lines_and_is_idempotent(text: str) -> None:
+    got = tx.prose(text)
+    kept = got.splitlines()
+    source = iter(text.splitlines())
+    assert all(any(line == s for s in source) for line in kept)  # in order, none invented
+    assert tx.prose(got) == got
