@@ -1,0 +1,328 @@
+"""The worker's agents: detect (input -> flags, summaries, dead letters) and the two sinks.
+
+Ordering is what makes restarts safe. For each run of input records the detect
+agent
+
+1. runs ``detect.step`` over the records' events (state loaded from the tables),
+2. publishes flags, session summaries and dead letters and *waits until the broker has them*,
+3. only then assigns the changed state parts, each session's marked with the offset of the last
+   record that changed it (their changelog records follow), and
+4. acknowledges the records; Faust commits their offsets after flushing the producer.
+
+So a crash can leave state *behind* the flags (the record is re-processed and the same flags,
+keyed for idempotence, are published again) but never ahead of them (which would make the
+re-processed events look like redelivered copies and lose their flags). The sinks acknowledge
+a batch only after its database transaction commits; a failing database is retried with
+backoff, so an outage delays writes and the uncommitted offsets keep the flags safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from monitor import flags as flag_codec
+from monitor.detect import DetectConfig, step
+from monitor.detect.session import SessionState
+from monitor.events import BadEvent, decode_record
+from monitor.flags import Flag
+from monitor.stream import records
+from monitor.stream.deadletter import dead_letters
+from monitor.stream.tables import SessionTables
+from monitor.stream.topics import Topics
+
+if TYPE_CHECKING:
+    import faust
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from monitor.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+#: Sink retry backoff: first delay, growth factor, cap (seconds).
+RETRY_FIRST_S: Final = 0.2
+RETRY_FACTOR: Final = 2.0
+RETRY_MAX_S: Final = 30.0
+#: The detect agent works on runs of input records: at most this many, or what arrived within
+#: this many seconds. One run costs one wait for the broker's acks.
+DETECT_BATCH_RECORDS: Final = 500
+DETECT_BATCH_WITHIN_S: Final = 0.05
+#: How often the active-sessions gauge is refreshed (seconds).
+SESSIONS_GAUGE_EVERY_S: Final = 15.0
+
+
+Marker = tuple[int, int]  # (partition, offset) of an input record
+Loader = Callable[[str], tuple[SessionState | None, Marker | None]]
+
+
+@dataclass
+class Outcome:
+    """What one input record produced (the pure part of the detect agent's work)."""
+
+    flags: list[Flag]
+    states: dict[str, tuple[SessionState | None, SessionState]]
+    bad: list[BadEvent]
+    events: int
+
+
+def process(
+    results: Sequence[Any],
+    load: Loader,
+    cfg: DetectConfig,
+    source: Marker = (-1, -1),
+    on_step: Callable[[Any, list[Flag], SessionState, float], None] | None = None,
+) -> Outcome:
+    """Run the core over one record's decoded items.
+
+    ``load`` returns a session's saved state and the (partition, offset) of the record that
+    produced it; ``source`` is this record's. A session whose state already reflects this record
+    (a re-delivery after a crash) is left alone: its flags were published before its state was.
+    """
+    partition, offset = source
+    states: dict[str, tuple[SessionState | None, SessionState]] = {}
+    done: set[str] = set()
+    out_flags: list[Flag] = []
+    bad: list[BadEvent] = []
+    events = 0
+    for item in results:
+        if isinstance(item, BadEvent):
+            bad.append(item)
+            continue
+        sid = item.session_id
+        if sid in done:
+            continue
+        old: SessionState | None
+        cur: SessionState | None
+        if sid in states:
+            old, cur = states[sid]
+        else:
+            old, marker = load(sid)
+            if marker is not None and marker[0] == partition and marker[1] >= offset >= 0:
+                done.add(sid)
+                continue
+            cur = old
+        started = time.perf_counter()
+        new, flags = step(cur, item, cfg)
+        states[sid] = (old, new)
+        events += 1
+        out_flags.extend(flags)
+        if on_step is not None:
+            on_step(item, flags, new, time.perf_counter() - started)
+    return Outcome(out_flags, states, bad, events)
+
+
+@dataclass
+class Work:
+    """Outcomes of a run of input records, merged until they are written in one go.
+
+    ``states`` maps a session to (state as saved, state now, marker of the last record that
+    changed it); ``load`` answers from here first, so a session spread over several records of
+    the run advances record by record.
+    """
+
+    saved: Loader
+    states: dict[str, tuple[SessionState | None, SessionState, Marker]] = field(
+        default_factory=dict
+    )
+    flags: list[Flag] = field(default_factory=list)
+    events: int = 0
+
+    def load(self, sid: str) -> tuple[SessionState | None, Marker | None]:
+        if sid in self.states:
+            return self.states[sid][1], None
+        return self.saved(sid)
+
+    def add(self, outcome: Outcome, source: Marker) -> None:
+        for sid, (old, new) in outcome.states.items():
+            first = self.states[sid][0] if sid in self.states else old
+            self.states[sid] = (first, new, source)
+        self.flags.extend(outcome.flags)
+        self.events += outcome.events
+
+    def summaries(self) -> list[records.SessionSummary]:
+        """Session summaries of the sessions the run changed that the store keeps."""
+        by_session: dict[str, list[Flag]] = {}
+        for f in self.flags:
+            by_session.setdefault(f.session_id, []).append(f)
+        return [
+            records.summarise(new.meta, by_session.get(sid, ()))
+            for sid, (old, new, _) in self.states.items()
+            if new is not old and records.is_reportable(new.meta)
+        ]
+
+
+async def _send_durably(app: Any, sends: list[tuple[Any, bytes | None, bytes, Any]]) -> None:
+    """Publish now and wait for the broker's acks. Straight to the producer: Faust's
+    ``Topic.send`` costs about five times as much per message, and the worker is CPU-bound."""
+    producer = app.producer
+    futures = [
+        await producer.send(topic.get_topic_name(), key, value, None, None, headers)
+        for topic, key, value, headers in sends
+    ]
+    if futures:
+        await asyncio.gather(*futures)
+
+
+def register_detect(
+    app: faust.App,
+    topics: Topics,
+    tables: SessionTables,
+    cfg: DetectConfig,
+    metrics: Metrics | None = None,
+    batch: int = DETECT_BATCH_RECORDS,
+    within_s: float = DETECT_BATCH_WITHIN_S,
+) -> Any:
+    """The detect agent (concurrency 1: it writes tables).
+
+    It takes input records in runs (up to ``batch`` records or ``within_s`` seconds), so the
+    wait for the broker's acks is paid once per run, not once per record.
+    """
+
+    def on_step(event: Any, flags: list[Flag], state: SessionState, seconds: float) -> None:
+        if metrics is not None:
+            metrics.observe_event(event)
+            metrics.observe_processing(seconds)
+            if flags:
+                metrics.observe_flags(flags, state.meta.attrs)
+
+    async def detect(stream: Any) -> Any:
+        # noack_take: we acknowledge records ourselves, once their state is saved (Faust's
+        # ``take`` acknowledges in a ``finally`` block, even when processing was cut short).
+        async for run in stream.noack_take(batch, within=within_s):
+            work = Work(tables.load)
+            sends: list[tuple[Any, bytes | None, bytes, Any]] = []
+            for event in run:
+                message = event.message
+                data: bytes = message.value or b""
+                results = decode_record(data)
+                source = (message.partition, message.offset)
+                outcome = process(results, work.load, cfg, source, on_step)
+                work.add(outcome, source)
+                if outcome.bad:
+                    for letter in dead_letters(data, results):
+                        headers = letter.headers(message.topic, *source)
+                        sends.append((topics.deadletter, message.key, letter.payload, headers))
+                        if metrics is not None:
+                            metrics.observe_dead_letter(letter.reason)
+            sends += [(topics.flags, f.session_id.encode(), flag_codec.encode(f), None)
+                      for f in work.flags]  # fmt: skip
+            sends += [(topics.sessions, s.session_id.encode(), records.encode(s), None)
+                      for s in work.summaries()]  # fmt: skip
+            await _send_durably(app, sends)
+            for first, new, marker in work.states.values():
+                await tables.save(first, new, *marker)
+            for event in run:
+                await stream.ack(event)
+            yield work.events
+
+    if metrics is not None:
+
+        async def count_sessions() -> None:
+            metrics.set_active_sessions(tables.sessions())
+
+        app.timer(SESSIONS_GAUGE_EVERY_S)(count_sessions)
+
+    return app.agent(topics.input, name="detect")(detect)
+
+
+async def retry_forever(
+    write: Callable[[], Awaitable[int]],
+    what: str,
+    metrics: Metrics | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int | None:
+    """Run ``write`` until it succeeds, backing off between failures; ``None`` if told to stop."""
+    delay = RETRY_FIRST_S
+    attempt = 0
+    while True:
+        try:
+            return await write()
+        except Exception as exc:  # any database error: the batch stays unacknowledged
+            attempt += 1
+            if metrics is not None:
+                metrics.observe_sink_error()
+                metrics.observe_sink_retry()
+            log.warning("%s failed (attempt %d), retrying in %.1fs: %s", what, attempt, delay, exc)
+            if should_stop():
+                return None
+            await asyncio.sleep(delay)
+            delay = min(delay * RETRY_FACTOR, RETRY_MAX_S)
+
+
+def _decode_all(values: Sequence[bytes], decode: Callable[[bytes], Any], what: str) -> list[Any]:
+    out = []
+    for value in values:
+        try:
+            out.append(decode(value))
+        except msgspec.DecodeError as exc:  # not ours to fix; the record stays in the topic
+            log.error("skipping undecodable %s record: %s", what, exc)
+    return out
+
+
+def register_sinks(
+    app: faust.App,
+    topics: Topics,
+    maker: sessionmaker[Session],
+    batch: int,
+    within_s: float,
+    metrics: Metrics | None = None,
+) -> tuple[Any, Any]:
+    """The flag sink and the session sink: batches of ``batch`` records or ``within_s`` seconds,
+    one transaction each. ``noack_take`` leaves acknowledgement to us: a batch is acknowledged
+    (and its offsets become committable) only after its transaction commits. Faust's ``take``
+    would acknowledge in a ``finally`` block, even when the write never happened."""
+    from monitor.store.writes import upsert_sessions, write_flags
+
+    def write_flag_batch(flags: list[Flag]) -> int:
+        with maker.begin() as session:
+            return write_flags(session, flags)
+
+    def write_session_batch(summaries: list[records.SessionSummary]) -> int:
+        merged = records.merge(summaries)
+        times = {s.session_id: t for s in merged if (t := s.flag_times) is not None}
+        with maker.begin() as session:
+            return upsert_sessions(session, [s.to_meta() for s in merged], times)
+
+    async def flag_sink(stream: Any) -> Any:
+        async for events in stream.noack_take(batch, within=within_s):
+            flags = _decode_all([e.value for e in events], flag_codec.decode, "flag")
+            inserted = await retry_forever(
+                partial(asyncio.to_thread, write_flag_batch, flags),
+                "flag write",
+                metrics,
+                lambda: bool(app.should_stop),
+            )
+            if inserted is None:  # stopping: leave the batch unacknowledged for the next owner
+                return
+            if metrics is not None:
+                metrics.observe_sink_write(inserted)
+            for event in events:
+                await stream.ack(event)
+            yield inserted
+
+    async def session_sink(stream: Any) -> Any:
+        async for events in stream.noack_take(batch, within=within_s):
+            summaries = _decode_all([e.value for e in events], records.decode, "session summary")
+            written = await retry_forever(
+                partial(asyncio.to_thread, write_session_batch, summaries),
+                "session upsert",
+                metrics,
+                lambda: bool(app.should_stop),
+            )
+            if written is None:
+                return
+            for event in events:
+                await stream.ack(event)
+            yield written
+
+    return (
+        app.agent(topics.flags, name="flag-sink")(flag_sink),
+        app.agent(topics.sessions, name="session-sink")(session_sink),
+    )

