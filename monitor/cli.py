@@ -355,6 +355,38 @@ def cmd_intake_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+# --- streaming ----------------------------------------------------------------------------------
+
+
+def _override(settings: Settings, **values: Any) -> Settings:
+    import msgspec
+
+    given = {k: v for k, v in values.items() if v is not None}
+    return msgspec.structs.replace(settings, **given) if given else settings
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from monitor.stream.app import run_worker
+
+    settings = _override(settings, broker=args.broker, db_url=args.db, web_port=args.web_port)
+    run_worker(settings, loglevel=args.loglevel)
+    return 0
+
+
+def cmd_produce(args: argparse.Namespace, settings: Settings) -> int:
+    from monitor.stream.produce import produce_paths
+
+    settings = _override(settings, broker=args.broker, input_topic=args.topic)
+    stats = produce_paths(args.paths, settings, fmt=args.format, batch=not args.single)
+    sys.stderr.write(
+        f"produced {stats.events} events in {stats.records} records to {settings.input_topic} "
+        f"({stats.events_per_second:,.0f} events/s)\n"
+    )
+    if stats.problems:
+        sys.stderr.write(f"problems: {dict(stats.problems)} lines skipped\n")
+    return 0
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 
@@ -480,6 +512,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(q)
     q.add_argument("--revision", default="head")
     q.set_defaults(func=cmd_db_upgrade)
+
+    p = sub.add_parser(
+        "worker",
+        help="run the streaming worker (Kafka -> detectors -> Postgres)",
+        description="Run the Faust worker. Settings come from MONITOR_* variables or --config; "
+        "the options below override them.",
+    )
+    p.add_argument("--broker", help="Kafka bootstrap servers (MONITOR_BROKER)")
+    _add_db(p)
+    p.add_argument("--web-port", type=int, help="port of /metrics, /health, /ready")
+    p.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser(
+        "produce",
+        help="publish log files to the input topic, keyed by session",
+        description="Read logs (any replay format) and publish their events to Kafka, keyed by "
+        "session id, batched per session unless --single.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or -")
+    p.add_argument("--broker", help="Kafka bootstrap servers (MONITOR_BROKER)")
+    p.add_argument("--topic", help="input topic (MONITOR_INPUT_TOPIC)")
+    p.add_argument("--format", choices=FORMATS, help="force the input format (default: sniffed)")
+    p.add_argument("--single", action="store_true", help="one event per record, no batching")
+    p.set_defaults(func=cmd_produce)
 
     return parser
 

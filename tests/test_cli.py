@@ -148,7 +148,20 @@ def test_postgres_without_schema_says_how_to_fix(
         main(["flags", "--db", pg_url])
 
 
-@pytest.mark.parametrize("command", [[], ["replay"], ["flags"], ["sessions"], ["db", "upgrade"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["replay"],
+        ["flags"],
+        ["sessions"],
+        ["db", "upgrade"],
+        ["worker"],
+        ["produce"],
+        ["sample"],
+        ["intake", "list"],
+    ],
+)
 def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main([*command, "--help"])

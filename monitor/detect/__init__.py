@@ -27,16 +27,30 @@ SESSION_ATTRS = ("agent", "agent_version", "model", "compactor", "tenant", "pare
 _MAX_ATTR_CHARS = 128
 
 
-def _id_hash(event_id: str) -> int:
-    """A stable 64-bit hash of an event id (CRC-32 and Adler-32: cheap, and ample for telling
-    apart the few dozen recent ids of one session)."""
-    data = event_id.encode("utf-8", "surrogatepass")
-    return zlib.crc32(data) << 32 | zlib.adler32(data)
+#: Turn numbers kept in a seen-window entry (beyond it they saturate: still ordered, never wrong).
+_TURN_CAP = 2**31 - 1
+
+
+def _seen_key(event: Event) -> int:
+    """``turn << 32 | CRC-32(event id)``: a seen-window entry that fits in 64 bits and sorts by
+    turn. A CRC collision needs the same turn too, so one session's few dozen recent ids never
+    collide in practice."""
+    crc = zlib.crc32(event.event_id.encode("utf-8", "surrogatepass"))
+    return min(event.turn, _TURN_CAP) << 32 | crc
 
 
 def new_state(event: Event) -> SessionState:
     """The empty state of the session ``event`` opens."""
     return SessionState(meta=Meta(session_id=event.session_id, first_ts=event.ts, last_ts=event.ts))
+
+
+def _redelivered(meta: Meta, event: Event, key: int) -> bool:
+    """Whether ``event`` was already applied: its (turn, id) is among the last ``max_seen_ids``
+    events, or it is older than all of them (a redelivered stretch reaching further back than
+    the window). New events in turn order are never older than the session's newest turn."""
+    if key in meta.seen:
+        return True
+    return bool(meta.seen) and event.turn < meta.max_turn and key >> 32 <= meta.seen[0] >> 32
 
 
 def _merged_attrs(current: dict[str, str], event: Event) -> dict[str, str]:
@@ -63,7 +77,8 @@ def step(
 ) -> tuple[SessionState, list[Flag]]:
     """Advance one session by one event; return its new state and the flags raised.
 
-    A redelivered event (an event id among the last ``cfg.max_seen_ids`` seen) changes nothing.
+    A redelivered event changes nothing: one among the session's last ``cfg.max_seen_ids``
+    events, or one older than all of them (see ``_redelivered``).
     With ``cfg.reorder_turns`` = R > 0, events wait in ``state.pending`` until an event more than
     R turns later arrives (or ``session_end``, or the shell calls ``flush``), and are processed in
     turn order: producers that deliver a session slightly out of order get the flags its true
@@ -73,8 +88,10 @@ def step(
         state = new_state(event)
     if cfg.reorder_turns <= 0 and not state.pending.events:
         return _apply(state, event, cfg)
-    h = _id_hash(event.event_id)
-    if h in state.meta.seen or any(e.event_id == event.event_id for e in state.pending.events):
+    key = _seen_key(event)
+    if _redelivered(state.meta, event, key) or any(
+        e.event_id == event.event_id for e in state.pending.events
+    ):
         return state, []
     pending = sorted((*state.pending.events, event), key=lambda e: e.turn)  # stable
     newest = pending[-1].turn
@@ -108,14 +125,14 @@ def _release(
 def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
     """Process one event in order (the rules themselves)."""
     meta = state.meta
-    h = _id_hash(event.event_id)
-    if h in meta.seen:
+    key = _seen_key(event)
+    if _redelivered(meta, event, key):
         return state, []
     calls, recent, instructions = state.calls, state.recent, state.instructions
     flags: list[Flag] = []
     changes: dict[str, object] = {
         "events": meta.events + 1,
-        "seen": (*meta.seen[-(cfg.max_seen_ids - 1) :], h) if cfg.max_seen_ids > 1 else (h,),
+        "seen": (*meta.seen[-(cfg.max_seen_ids - 1) :], key) if cfg.max_seen_ids > 1 else (key,),
         "last_ts": max(meta.last_ts, event.ts),
         "max_turn": max(meta.max_turn, event.turn),
     }

@@ -52,7 +52,8 @@ class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     compaction_turns: tuple[int, ...] = ()
     #: Compactor version of the latest compaction.
     compactor: str | None = None
-    #: Hashes of recently seen event ids, to drop redelivered copies.
+    #: ``turn << 32 | CRC-32(event id)`` of the latest events, oldest first: drops redelivered
+    #: copies, and anything older than all of them.
     seen: tuple[int, ...] = ()
     #: Low-cardinality attributes of the session (agent, model, tenant...), from its events.
     attrs: dict[str, str] = msgspec.field(default_factory=dict)

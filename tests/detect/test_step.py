@@ -188,3 +188,17 @@ def test_any_shuffle_within_the_window_equals_in_order(ops: list[str], rnd: Any)
     keyed = sorted(events, key=lambda e: e.turn + rnd.uniform(0, 2.5))
     cfg = DetectConfig(reorder_turns=3)
     assert detect_all(keyed, cfg) == detect_all(events, DetectConfig())
+
+
+def test_a_redelivered_stretch_longer_than_the_seen_window_counts_once() -> None:
+    events = [ev(i, i // 3, "tool_call", tool=Tool("Read", {"p": i})) for i in range(200)]
+    events.insert(120, ev(999, 40, "compaction", compaction=Compaction()))
+    once = run(events)
+    twice = run(events + events)
+    assert twice.meta == once.meta
+    assert detect_all(events + events) == detect_all(events)
+
+
+def test_many_events_in_one_turn_are_all_counted() -> None:
+    events = [ev(i, 7, "tool_call", tool=Tool("Read", {"p": i})) for i in range(100)]
+    assert run(events).meta.tool_calls == 100
