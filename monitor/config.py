@@ -69,6 +69,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sink_batch: int = 500
     #: Longest wait (seconds) before a partial sink batch is written.
     sink_within_s: float = 1.0
+    #: Seconds between the worker's sweeps that drop ended and idle sessions from its state.
+    expiry_interval_s: float = 300.0
+    #: When the leader worker queues the previous ISO week's fixture-intake sample (crontab
+    #: expression, UTC; "" turns the schedule off).
+    intake_cron: str = "10 0 * * mon"
     #: Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
     security_protocol: str = "PLAINTEXT"
     #: SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.

@@ -5,26 +5,41 @@ decodes; no ``faust.Record`` reaches the core), at-least-once processing (offset
 after the producer is flushed; see ``agents.py`` for the order of writes), tables in memory and
 rebuilt from their changelogs at start, ``earliest`` offset reset so nothing produced before
 the group existed is skipped.
+
+Besides the agents, the app carries the worker's operational pieces: ``/health`` and ``/ready``
+beside ``/metrics``, the expiry sweep that drops ended and idle sessions from the tables, and
+the weekly fixture-intake crontab (``schedule.py``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
 
+from monitor import flags as flag_codec
 from monitor.config import Settings
-from monitor.stream import agents, compat, topics
+from monitor.detect import DetectConfig, flush
+from monitor.stream import agents, compat, records, schedule, topics
 from monitor.stream.kafka import faust_broker_credentials
-from monitor.stream.tables import SessionTables
+from monitor.stream.tables import Expirable, SessionTables
 
 if TYPE_CHECKING:
     import faust
+    from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
     from monitor.metrics import Metrics
 
 log = logging.getLogger(__name__)
+
+#: Longest a readiness check waits for the broker or the database (seconds).
+READY_TIMEOUT_S: Final = 2.0
+#: Sessions the expiry sweep judges between two yields to the event loop, and drops per
+#: durable publish of their flushed flags.
+EXPIRY_SLICE: Final = 1000
 
 
 @dataclass
@@ -70,13 +85,228 @@ def create_app(
         compat.install(app)
     declared = topics.declare(app, settings)
     tables = SessionTables(app, settings.partitions)
-    agents.register_detect(app, declared, tables, settings.detect_config(), metrics)
+    cfg = settings.detect_config()
+    agents.register_detect(app, declared, tables, cfg, metrics)
     agents.register_sinks(
         app, declared, maker, settings.sink_batch, settings.sink_within_s, metrics
     )
+    register_expiry(app, declared, tables, cfg, settings.expiry_interval_s, metrics)
+    schedule.register_intake(app, maker, settings.intake_cron, metrics)
+    if settings.web_port > 0:
+        _add_health_pages(app, declared, DatabaseCheck(settings.db_url))
     if metrics is not None:
         _add_pages(app, metrics)
     return Worker(app, declared, tables)
+
+
+# --- expiry ------------------------------------------------------------------------------------
+
+
+def owned_partitions(app: faust.App, declared: topics.Topics) -> set[int]:
+    """Input partitions assigned to this worker (its changelog partitions are the same ones)."""
+    name = declared.input.get_topic_name()
+    return {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name}
+
+
+async def expire_sessions(
+    app: faust.App,
+    declared: topics.Topics,
+    tables: SessionTables,
+    cfg: DetectConfig,
+    metrics: Metrics | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Drop the ended and idle sessions of the partitions this worker owns; return how many.
+
+    Events still held for reordering are flushed first, and their flags and session summary
+    published (and acknowledged by the broker) before the state goes, as the detect agent
+    orders its writes: a crash in between republishes the same flags, never loses them.
+    Skipped while partitions move (the tables are being rebuilt then).
+    """
+    if app.rebalancing or app.in_recovery:
+        return 0
+    owned = owned_partitions(app, declared)
+    now = now or datetime.now(UTC)
+    keys = tables.meta_keys()
+    dropped = 0
+    for start in range(0, len(keys), EXPIRY_SLICE):
+        found = [
+            e
+            for key in keys[start : start + EXPIRY_SLICE]
+            if (e := tables.expirable(key, owned, now, cfg.idle_expiry_s)) is not None
+        ]
+        if found:
+            dropped += await _drop(app, declared, tables, cfg, found, metrics)
+        await asyncio.sleep(0)
+    if metrics is not None:
+        metrics.set_active_sessions(tables.sessions())
+    if dropped:
+        log.info("expired %d session(s)", dropped)
+    return dropped
+
+
+async def _drop(
+    app: faust.App,
+    declared: topics.Topics,
+    tables: SessionTables,
+    cfg: DetectConfig,
+    found: list[Expirable],
+    metrics: Metrics | None,
+) -> int:
+    work = agents.Work(tables.load)
+    for e in found:
+        new, raised = flush(e.state, cfg)
+        if raised and metrics is not None:
+            metrics.observe_flags(raised, new.meta.attrs)
+        outcome = agents.Outcome(
+            flags=raised, states={new.meta.session_id: (e.state, new)}, bad=[], events=0
+        )
+        work.add(outcome, (e.partition, -1))
+    sends: list[tuple[Any, bytes | None, bytes, Any]] = [
+        (declared.flags, f.session_id.encode(), flag_codec.encode(f), None) for f in work.flags
+    ]
+    sends += [
+        (declared.sessions, s.session_id.encode(), records.encode(s), None)
+        for s in work.summaries()
+    ]
+    await agents._send_durably(app, sends)
+    dropped = 0
+    for e in found:
+        dropped += await tables.delete(e.state.meta.session_id, e.partition, e.meta_record)
+    return dropped
+
+
+def register_expiry(
+    app: faust.App,
+    declared: topics.Topics,
+    tables: SessionTables,
+    cfg: DetectConfig,
+    interval_s: float,
+    metrics: Metrics | None = None,
+) -> Any:
+    """Sweep every ``interval_s`` seconds, on every worker (each owns its partitions' state)."""
+
+    async def sweep_expired_sessions() -> None:
+        try:
+            await expire_sessions(app, declared, tables, cfg, metrics)
+        except Exception:  # a crashed timer would stop the worker; the next sweep retries
+            log.exception("session expiry sweep failed")
+
+    return app.timer(interval_s)(sweep_expired_sessions)
+
+
+# --- health and readiness ----------------------------------------------------------------------
+
+
+class DatabaseCheck:
+    """``SELECT 1`` on a fresh connection, in a thread, bounded by ``timeout_s``.
+
+    A connection of its own (no pool) tests what a new sink connection would meet. At most one
+    check runs at a time: probes arriving while the database hangs share the running one
+    instead of piling up threads.
+    """
+
+    def __init__(self, url: str, timeout_s: float = READY_TIMEOUT_S) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+        self._engine: Engine | None = None
+        self._running: asyncio.Future[None] | None = None
+
+    def _make_engine(self) -> Engine:
+        from sqlalchemy import create_engine
+        from sqlalchemy.pool import NullPool
+
+        from monitor.store.db import normalise_url
+
+        url = normalise_url(self.url)
+        timeout = max(1, round(self.timeout_s))
+        args: dict[str, Any] = (
+            {"timeout": self.timeout_s}
+            if url.startswith("sqlite")
+            else {"connect_timeout": timeout, "options": f"-c statement_timeout={timeout * 1000}"}
+        )
+        return create_engine(url, poolclass=NullPool, connect_args=args)
+
+    def ping(self) -> None:
+        """Blocking: connect and ``SELECT 1`` (raises on failure)."""
+        from sqlalchemy import text
+
+        if self._engine is None:
+            self._engine = self._make_engine()
+        with self._engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    async def __call__(self) -> dict[str, Any]:
+        if self._running is None or self._running.done():
+            self._running = asyncio.ensure_future(asyncio.to_thread(self.ping))
+            self._running.add_done_callback(_retrieve)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._running), self.timeout_s)
+        except TimeoutError:
+            return {"ok": False, "error": f"no answer within {self.timeout_s:g}s"}
+        except Exception as exc:
+            return {"ok": False, "error": _describe(exc)}
+        return {"ok": True}
+
+
+def _retrieve(future: asyncio.Future[None]) -> None:
+    """Mark a finished check's exception as seen (a timed-out caller no longer waits for it)."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _describe(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}"[:300]
+
+
+async def broker_check(app: faust.App, timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
+    """A metadata round trip through the worker's own producer connection."""
+    client = getattr(getattr(app.producer, "_producer", None), "client", None)
+    if client is None:
+        return {"ok": False, "error": "producer not started"}
+    try:
+        cluster = await asyncio.wait_for(client.fetch_all_metadata(), timeout_s)
+    except TimeoutError:
+        return {"ok": False, "error": f"no answer within {timeout_s:g}s"}
+    except Exception as exc:
+        return {"ok": False, "error": _describe(exc)}
+    return {"ok": True, "brokers": len(cluster.brokers())}
+
+
+def partitions_check(app: faust.App, declared: topics.Topics) -> dict[str, Any]:
+    """Input partitions assigned, and no rebalance or table recovery in progress."""
+    owned = sorted(owned_partitions(app, declared))
+    moving = bool(app.rebalancing or app.in_recovery)
+    out: dict[str, Any] = {"ok": bool(owned) and not moving, "partitions": owned}
+    if moving:
+        out["error"] = "rebalancing or recovering tables"
+    elif not owned:
+        out["error"] = "no input partitions assigned"
+    return out
+
+
+async def readiness(
+    app: faust.App, declared: topics.Topics, database: DatabaseCheck
+) -> dict[str, dict[str, Any]]:
+    """Every readiness check by name (each ``{"ok": bool, ...}``), run concurrently."""
+    broker, db = await asyncio.gather(broker_check(app), database())
+    return {"broker": broker, "partitions": partitions_check(app, declared), "database": db}
+
+
+def _add_health_pages(app: faust.App, declared: topics.Topics, database: DatabaseCheck) -> None:
+    @app.page("/health")
+    async def health_page(web: Any, request: Any) -> Any:
+        return web.json({"status": "ok"})
+
+    @app.page("/ready")
+    async def ready_page(web: Any, request: Any) -> Any:
+        checks = await readiness(app, declared, database)
+        ready = all(c["ok"] for c in checks.values())
+        body = {"status": "ready" if ready else "not ready", "checks": checks}
+        return web.json(body, status=200 if ready else 503)
+
+    del health_page, ready_page
 
 
 def _add_pages(app: faust.App, metrics: Metrics) -> None:

@@ -10,11 +10,19 @@ The ``meta`` value carries a marker, the (partition, offset) of the input record
 it. A record re-delivered after a crash (its offset was never committed, but its state was
 saved) is recognised by that marker and skipped whole, however many events it holds; the
 core's own seen-id window only has to catch duplicates a producer sent twice.
+
+Sessions leave the table through ``delete`` (the worker's expiry sweep), which writes a tombstone
+per part, ``meta`` last, so a crash mid-delete again leaves a state the next sweep finishes. One
+lock orders ``save`` and ``delete``: the detect agent and the sweep share the event loop, and each
+awaits the producer between its writes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import struct
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -27,6 +35,7 @@ from monitor.detect.session import (
     changed_parts,
     decode_part,
     encode_part,
+    is_idle,
 )
 
 if TYPE_CHECKING:
@@ -41,8 +50,22 @@ def state_key(session_id: str, part: Part) -> bytes:
     return session_id.encode("utf-8", "surrogatepass") + b"\0" + part.encode()
 
 
+_META_SUFFIX: Final = b"\0meta"
+
+
+@dataclass(frozen=True)
+class Expirable:
+    """A session the expiry sweep may drop: its state, the changelog partition it lives in, and
+    the ``meta`` record it was judged on (the drop is skipped if that record changed since)."""
+
+    state: SessionState
+    partition: int
+    meta_record: bytes
+
+
 class SessionTables:
-    """Load and save ``SessionState`` values; must be used from inside the detect agent."""
+    """Load and save ``SessionState`` values (the detect agent), find and drop expired sessions
+    (the expiry sweep). Both run on the worker's event loop."""
 
     def __init__(self, app: faust.App, partitions: int) -> None:
         self.app = app
@@ -54,6 +77,7 @@ class SessionTables:
             partitions=partitions,
             help="Detector state by session id and part; meta carries the applied offset.",
         )
+        self._lock = asyncio.Lock()
 
     def load(self, session_id: str) -> tuple[SessionState | None, tuple[int, int] | None]:
         """The saved state of a session and the (partition, offset) of the record behind it."""
@@ -85,21 +109,61 @@ class SessionTables:
         """
         sid = new.meta.session_id
         topic = self.table.changelog_topic.get_topic_name()
-        changed = set(changed_parts(old, new)) | {"meta"}
-        written = 0
-        for part in _WRITE_ORDER:
-            if part not in changed:
-                continue
-            value = encode_part(new, part)
-            if part == "meta":
-                value = _MARKER.pack(partition, offset) + value
-            key = state_key(sid, part)
-            self.table.data[key] = value
-            await self.app.producer.send(topic, key, value, partition, None, None)
-            written += 1
-        return written
+        async with self._lock:
+            if old is not None and state_key(sid, "meta") not in self.table.data:
+                old = None  # dropped by the expiry sweep since it was loaded: write it whole
+            changed = set(changed_parts(old, new)) | {"meta"}
+            written = 0
+            for part in _WRITE_ORDER:
+                if part not in changed:
+                    continue
+                value = encode_part(new, part)
+                if part == "meta":
+                    value = _MARKER.pack(partition, offset) + value
+                key = state_key(sid, part)
+                self.table.data[key] = value
+                await self.app.producer.send(topic, key, value, partition, None, None)
+                written += 1
+            return written
+
+    def meta_keys(self) -> list[bytes]:
+        """The ``meta`` keys held now (a snapshot: the sweep works through it in slices)."""
+        return [k for k in list(self.table.data.keys()) if k.endswith(_META_SUFFIX)]
+
+    def expirable(
+        self, meta_key: bytes, partitions: set[int], now: datetime, idle_expiry_s: float
+    ) -> Expirable | None:
+        """The session behind ``meta_key`` if it lives in one of ``partitions`` (those this
+        worker owns; standby copies are not ours to drop) and is ended or idle."""
+        raw = self.table.data.get(meta_key)
+        if raw is None:
+            return None
+        partition, _ = _MARKER.unpack_from(raw)
+        if partition not in partitions:
+            return None
+        meta = decode_part("meta", raw[_MARKER.size :])
+        assert isinstance(meta, Meta)
+        if not is_idle(SessionState(meta=meta), now, idle_expiry_s):
+            return None
+        state, _ = self.load(meta.session_id)
+        if state is None:
+            return None
+        return Expirable(state, partition, raw)
+
+    async def delete(self, session_id: str, partition: int, meta_record: bytes) -> bool:
+        """Drop every part of a session and write their tombstones (``meta`` last), unless its
+        ``meta`` record is no longer ``meta_record`` (an event arrived since it was judged)."""
+        topic = self.table.changelog_topic.get_topic_name()
+        async with self._lock:
+            if self.table.data.get(state_key(session_id, "meta")) != meta_record:
+                return False
+            keys = [state_key(session_id, part) for part in _WRITE_ORDER]
+            for key in keys:
+                self.table.data.pop(key, None)
+            for key in keys:
+                await self.app.producer.send(topic, key, None, partition, None, None)
+            return True
 
     def sessions(self) -> int:
         """Sessions held by this worker (a scan; for a periodic gauge, not per record)."""
-        suffix = b"\0meta"
-        return sum(1 for k in self.table if k.endswith(suffix))
+        return sum(1 for k in self.table if k.endswith(_META_SUFFIX))
