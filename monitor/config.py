@@ -65,6 +65,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     restate_threshold: float = 80.0
     #: Turns an event may arrive late by; such events are held and processed in turn order.
     reorder_turns: int = 0
+    #: Seconds of event-time silence after which the worker drops a session's state.
+    idle_expiry_s: float = 7 * 24 * 3600.0
     #: Flags per database write batch in the sink.
     sink_batch: int = 500
     #: Longest wait (seconds) before a partial sink batch is written.
@@ -100,6 +102,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             restate_threshold=self.restate_threshold,
             redact=self.redact,
             reorder_turns=self.reorder_turns,
+            idle_expiry_s=self.idle_expiry_s,
         )
 
     def public(self) -> dict[str, Any]:
