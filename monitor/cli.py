@@ -87,7 +87,7 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         url = _db_url(args, settings)
         sink = StoreSink(make_sessionmaker(_engine_for(url, migrate_sqlite=True)))
     metrics = None
-    if args.metrics_out:
+    if args.metrics_out or args.push_gateway:
         from monitor.metrics import build_metrics
 
         metrics = build_metrics()
@@ -116,7 +116,12 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         from monitor.metrics import write_metrics_file
 
         metrics.set_active_sessions(len(replay.states))
-        write_metrics_file(metrics.registry, args.metrics_out)
+        if args.metrics_out:
+            write_metrics_file(metrics.registry, args.metrics_out)
+        if args.push_gateway:
+            from monitor.metrics import push_metrics
+
+            push_metrics(metrics.registry, args.push_gateway)
     summary = replay.summary(top=args.top)
     if args.json:
         _dump({**summary, "flags": [f.report() for f in sorted_flags(kept)]}, sys.stdout)
@@ -413,6 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="do not write to the store")
     p.add_argument("--top", type=int, default=10, help="flagged sessions listed in the summary")
     p.add_argument("--metrics-out", metavar="FILE", help="write Prometheus metrics to FILE")
+    p.add_argument("--push-gateway", metavar="ADDR", help="push the run's metrics to a Pushgateway")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_replay)
 

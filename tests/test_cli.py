@@ -167,3 +167,42 @@ def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixtur
         main([*command, "--help"])
     assert info.value.code == 0
     assert "usage: monitor" in capsys.readouterr().out
+
+
+def test_replay_metrics_file_and_pushgateway(tmp_path: Path) -> None:
+    """--metrics-out writes the run's counters; --push-gateway pushes the same registry."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    pushed: list[bytes] = []
+
+    class Gateway(BaseHTTPRequestHandler):
+        def do_PUT(self) -> None:
+            pushed.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Gateway)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with gzip.open(EXAMPLES, "rt") as fh:
+            part = tmp_path / "part.jsonl"
+            part.write_text("".join(next(fh) for _ in range(5000)))
+        out = tmp_path / "m.prom"
+        gateway = f"127.0.0.1:{server.server_address[1]}"
+        argv = ["replay", str(part), "--dry-run", "--metrics-out", str(out)]
+        assert main([*argv, "--push-gateway", gateway]) == 0
+    finally:
+        server.shutdown()
+    text = out.read_text()
+    consumed = sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("compaction_monitor_events_consumed_total{")
+    )
+    assert consumed == 5000
+    assert len(pushed) == 1 and b"compaction_monitor_events_consumed_total" in pushed[0]
