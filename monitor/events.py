@@ -71,9 +71,7 @@ class Compaction(msgspec.Struct, frozen=True, forbid_unknown_fields=False, gc=Fa
     compactor: str | None = None
 
 
-class Event(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=False, omit_defaults=True, gc=False
-):
+class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=False, omit_defaults=True, gc=False):
     """One step of an agent session.
 
     ``turn`` is the producer's step counter (one per model step; a user message is its own turn);

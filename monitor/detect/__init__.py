@@ -151,10 +151,10 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
         changes["user_messages"] = meta.user_messages + 1
         keys: set[str] = set()
         for found in find_restatements(instructions.items, text, event.turn, cfg):
-            key = text_key(found.earlier.sentence)
-            if key in keys:
+            flag_key = text_key(found.earlier.sentence)
+            if flag_key in keys:
                 continue  # the same instruction given twice before: one flag, the best match
-            keys.add(key)
+            keys.add(flag_key)
             c = _compaction_between(meta.compaction_turns, found.earlier.turn, event.turn)
             flags.append(
                 Flag(
@@ -163,7 +163,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                     turn=event.turn,
                     original_turn=found.earlier.turn,
                     compaction_turn=c,
-                    key=key,
+                    key=flag_key,
                     evidence={
                         "earlier": excerpt(found.earlier.sentence, cfg),
                         "later": excerpt(found.sentence, cfg),
