@@ -8,7 +8,7 @@ dead-letter it and move on. The JSON Schema twin lives in ``schemas/agent-event.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 import msgspec
 
@@ -28,15 +28,7 @@ Kind = Literal[
     "incident",
     "session_end",
 ]
-KINDS: Final[tuple[str, ...]] = (
-    "user_message",
-    "assistant_message",
-    "tool_call",
-    "tool_result",
-    "compaction",
-    "incident",
-    "session_end",
-)
+KINDS: Final[tuple[str, ...]] = get_args(Kind)
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Turn = Annotated[int, msgspec.Meta(ge=0, le=2**53)]

@@ -8,7 +8,7 @@ file, the 1-based line number and a short reason slug, so the shell can count it
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
 
@@ -80,6 +80,18 @@ def json_lines(lines: Iterable[bytes], source: str) -> Iterator[Line]:
             yield Line(number, None, Problem(source, number, "schema", detail))
             continue
         yield Line(number, value)
+
+
+def each_record(
+    lines: Iterable[bytes], source: str, handle: Callable[[dict[str, Any], int], Iterable[Item]]
+) -> Iterator[Item]:
+    """The Problems of undecodable lines, and what ``handle`` makes of each decoded record
+    (given the record and its 1-based line number)."""
+    for line in json_lines(lines, source):
+        if line.problem is not None:
+            yield line.problem
+        elif line.record is not None:
+            yield from handle(line.record, line.number)
 
 
 def _quote(raw: bytes) -> str:

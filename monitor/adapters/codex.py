@@ -25,7 +25,7 @@ from monitor.adapters.base import (
     as_arguments,
     cap,
     clip_id,
-    json_lines,
+    each_record,
     parse_arguments,
     parse_ts,
     string,
@@ -102,13 +102,7 @@ def _fallback_session(source: str) -> str:
 def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
     """Events of one Codex rollout, in file order; Problems for unusable lines."""
     state = _State(source=source, session_id=_fallback_session(source))
-    for line in json_lines(lines, source):
-        if line.problem is not None:
-            yield line.problem
-            continue
-        record = line.record
-        assert record is not None
-        yield from _record(state, record, line.number)
+    yield from each_record(lines, source, lambda record, number: _record(state, record, number))
 
 
 def _record(state: _State, record: dict[str, Any], number: int) -> Iterator[Item]:
