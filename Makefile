@@ -18,8 +18,10 @@ demo: $(STAMP)
 	$(VENV)/bin/monitor replay examples/sessions.jsonl.gz --db sqlite:///demo.db
 	$(VENV)/bin/monitor sessions --db sqlite:///demo.db --limit 5
 
-## Install what the tests need, start the services they use, run the whole suite.
+## Install what the tests need, start the services they use, lint, type-check, run the suite.
 test: $(STAMP) services
+	$(VENV)/bin/ruff check monitor tests bench examples alembic
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -q
 
 services:
