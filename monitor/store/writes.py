@@ -51,19 +51,20 @@ def flag_row(flag: Flag) -> dict[str, Any]:
 
 
 def write_flags(session: Session, flags: Sequence[Flag]) -> int:
-    """Insert flags, ignoring ones already stored; return how many were new."""
-    inserted = 0
-    rows = [flag_row(f) for f in flags]
-    for start in range(0, len(rows), CHUNK):
-        chunk = rows[start : start + CHUNK]
-        stmt = (
-            _insert(session, FlagRow)
-            .values(chunk)
-            .on_conflict_do_nothing(index_elements=["session_id", "signal", "turn", "key"])
-            .returning(FlagRow.id)
-        )
-        inserted += len(session.execute(stmt).all())
-    return inserted
+    """Insert flags, ignoring ones already stored; return how many were new.
+
+    One statement, executed with the rows as parameters: SQLAlchemy compiles it once and
+    batches the rows itself ("insertmanyvalues"), where a multi-row VALUES would be compiled
+    anew for every batch size.
+    """
+    if not flags:
+        return 0
+    stmt = (
+        _insert(session, FlagRow)
+        .on_conflict_do_nothing(index_elements=["session_id", "signal", "turn", "key"])
+        .returning(FlagRow.id)
+    )
+    return len(session.execute(stmt, [flag_row(f) for f in flags]).all())
 
 
 def session_row(meta: Meta, flag_times: tuple[datetime, datetime] | None) -> dict[str, Any]:
