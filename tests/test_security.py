@@ -212,7 +212,8 @@ def test_worker_metrics_and_logs_leak_nothing(
         base = f"http://127.0.0.1:{port}"
         page = urllib.request.urlopen(base + "/metrics", timeout=5).read().decode()
         other: dict[str, str] = {}
-        for path in ("/", "/health", "/ready", "/stats/", "/assignment/", "/router/", "/graph/"):
+        internals = ("/stats/", "/assignment/", "/router/", "/graph/", "/table/session-state/")
+        for path in ("/", "/health", "/ready", *internals):
             try:
                 other[path] = urllib.request.urlopen(base + path, timeout=5).read().decode()
             except urllib.error.HTTPError as exc:
@@ -234,6 +235,8 @@ def test_worker_metrics_and_logs_leak_nothing(
             assert len(value) <= MAX_LABEL_CHARS
             assert value not in ids and value not in users and value not in texts, (metric, value)
     assert "other" in labels[("compaction_monitor_flags_total", "agent")]
+    # Only our pages are served: Faust's table, router, graph and stats views are off.
+    assert all(other[path] == "HTTP 404" for path in internals), other
     # No page the worker serves shows a session or its text.
     for path, body in [("/metrics", page), *other.items()]:
         assert not any(sid in body for sid in ("leaky-worker", events[0].session_id)), path

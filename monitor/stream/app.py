@@ -79,6 +79,13 @@ def create_app(
         web_port=settings.web_port if settings.web_port > 0 else 6066,
         web_bind=settings.web_host,
         web_enabled=settings.web_port > 0,  # MONITOR_WEB_PORT=0 runs without a web server
+        # Serve only our pages (/metrics, /health, /ready): Faust's built-in /table views would
+        # show detector state (session ids, instruction text), and /router, /graph and the
+        # stats index describe internals nobody outside needs.
+        web_tables_enabled=False,
+        web_router_enabled=False,
+        web_graph_enabled=False,
+        web_stats_enabled=False,
         processing_guarantee="at_least_once",
     )
     if settings.end_offsets_by_fetch:
