@@ -175,3 +175,16 @@ def clip_id(value: str) -> str:
         return value
     digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
     return f"{value[:239]}#{digest}"
+
+
+def content_blocks(message: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(index, block) for each object block of a chat message's ``content``.
+
+    Both Anthropic-style transcripts spell content either as a plain string (one text block) or
+    as a list of typed blocks; anything else has no blocks.
+    """
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list):
+        return []
+    return [(i, b) for i, b in enumerate(blocks) if isinstance(b, dict)]

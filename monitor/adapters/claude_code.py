@@ -22,6 +22,7 @@ from monitor.adapters.base import (
     as_arguments,
     cap,
     clip_id,
+    content_blocks,
     json_lines,
     parse_ts,
     string,
@@ -219,13 +220,7 @@ def _assistant(ctx: _Ctx) -> Iterator[Item]:
         s.turn += 1
         s.open_step = step
     attrs = {**ctx.attrs, "model": model} if model else ctx.attrs
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(blocks, list):
-        return
-    for index, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            continue
+    for index, block in content_blocks(message):
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             yield Event(

@@ -21,6 +21,7 @@ from monitor.adapters.base import (
     as_arguments,
     cap,
     clip_id,
+    content_blocks,
     each_record,
     parse_ts,
     string,
@@ -136,13 +137,7 @@ def _event(
 def _assistant(state: _State, message: dict[str, Any], ts: datetime, base: str) -> Iterator[Event]:
     model = string(message.get("model"))
     attrs = {**state.attrs, "model": model} if model else state.attrs
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(blocks, list):
-        return
-    for index, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            continue
+    for index, block in content_blocks(message):
         btype = block.get("type")
         event_id = clip_id(f"{base}:{index}")
         if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
