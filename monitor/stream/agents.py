@@ -21,10 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
@@ -72,8 +70,6 @@ class Outcome:
     states: dict[str, tuple[SessionState | None, SessionState]]
     bad: list[BadEvent]
     events: int
-    #: The events handed to the core, in order (for the shell's metrics).
-    stepped: list[Any] = field(default_factory=list)
 
 
 def process(
@@ -94,7 +90,7 @@ def process(
     done: set[str] = set()
     out_flags: list[Flag] = []
     bad: list[BadEvent] = []
-    stepped: list[Any] = []
+    events = 0
     for item in results:
         if isinstance(item, BadEvent):
             bad.append(item)
@@ -112,17 +108,14 @@ def process(
                 done.add(sid)
                 continue
             cur = old
-        if on_step is None:
-            new, flags = step(cur, item, cfg)
-        else:
-            started = time.perf_counter()
-            new, flags = step(cur, item, cfg)
-            on_step(item, flags, new, time.perf_counter() - started)
+        started = time.perf_counter()
+        new, flags = step(cur, item, cfg)
         states[sid] = (old, new)
-        stepped.append(item)
-        if flags:
-            out_flags.extend(flags)
-    return Outcome(out_flags, states, bad, len(stepped), stepped)
+        events += 1
+        out_flags.extend(flags)
+        if on_step is not None:
+            on_step(item, flags, new, time.perf_counter() - started)
+    return Outcome(out_flags, states, bad, events)
 
 
 @dataclass
@@ -165,51 +158,6 @@ class Work:
         ]
 
 
-@dataclass
-class Tally:
-    """The detect agent's metrics for one run of records, observed in one go at its end.
-
-    Per-event metric calls cost about two thirds of ``detect.step`` itself, so the run counts
-    events by kind and calls each counter once. The histograms are observed once per record:
-    processing time as the record's mean per event, event lag for the record's newest event.
-    Compactions (rare) are observed one by one, as ``Metrics.observe_event`` labels them.
-    """
-
-    kinds: Counter[str] = field(default_factory=Counter)
-    per_event_s: list[float] = field(default_factory=list)
-    newest: list[datetime] = field(default_factory=list)
-    compactions: list[Any] = field(default_factory=list)
-
-    def add(self, outcome: Outcome, seconds: float) -> None:
-        stepped = outcome.stepped
-        if not stepped:
-            return
-        for event in stepped:
-            if event.kind == "compaction":
-                self.compactions.append(event)
-            else:
-                self.kinds[event.kind] += 1
-        self.per_event_s.append(seconds / len(stepped))
-        self.newest.append(stepped[-1].ts)
-
-    def flush(self, metrics: Metrics, work: Work) -> None:
-        now = datetime.now(UTC)
-        for event in self.compactions:
-            metrics.observe_event(event, now)
-        for kind, count in self.kinds.items():
-            metrics.events.labels(kind=kind).inc(count)
-        for seconds in self.per_event_s:
-            metrics.observe_processing(seconds)
-        for ts in self.newest:
-            metrics.event_lag.observe(max(0.0, (now - ts).total_seconds()))
-        by_session: dict[str, list[Flag]] = {}
-        for f in work.flags:
-            by_session.setdefault(f.session_id, []).append(f)
-        for sid, flags in by_session.items():
-            state = work.states.get(sid)
-            metrics.observe_flags(flags, state[1].meta.attrs if state is not None else None)
-
-
 async def _send_durably(app: Any, sends: list[tuple[Any, bytes | None, bytes, Any]]) -> None:
     """Publish now and wait for the broker's acks. Straight to the producer: Faust's
     ``Topic.send`` costs about five times as much per message, and the worker is CPU-bound."""
@@ -237,22 +185,25 @@ def register_detect(
     wait for the broker's acks is paid once per run, not once per record.
     """
 
+    def on_step(event: Any, flags: list[Flag], state: SessionState, seconds: float) -> None:
+        if metrics is not None:
+            metrics.observe_event(event)
+            metrics.observe_processing(seconds)
+            if flags:
+                metrics.observe_flags(flags, state.meta.attrs)
+
     async def detect(stream: Any) -> Any:
         # noack_take: we acknowledge records ourselves, once their state is saved (Faust's
         # ``take`` acknowledges in a ``finally`` block, even when processing was cut short).
         async for run in stream.noack_take(batch, within=within_s):
             work = Work(tables.load)
-            tally = Tally() if metrics is not None else None
             sends: list[tuple[Any, bytes | None, bytes, Any]] = []
             for event in run:
                 message = event.message
                 data: bytes = message.value or b""
                 results = decode_record(data)
                 source = (message.partition, message.offset)
-                started = time.perf_counter()
-                outcome = process(results, work.load, cfg, source)
-                if tally is not None:
-                    tally.add(outcome, time.perf_counter() - started)
+                outcome = process(results, work.load, cfg, source, on_step)
                 work.add(outcome, source)
                 if outcome.bad:
                     for letter in dead_letters(data, results):
@@ -262,15 +213,13 @@ def register_detect(
                             metrics.observe_dead_letter(letter.reason)
             sends += [(topics.flags, f.session_id.encode(), flag_codec.encode(f), None)
                       for f in work.flags]  # fmt: skip
-            sends += [(topics.sessions, None, value, None)
-                      for value in records.encode_many(work.summaries())]  # fmt: skip
+            sends += [(topics.sessions, s.session_id.encode(), records.encode(s), None)
+                      for s in work.summaries()]  # fmt: skip
             await _send_durably(app, sends)
             for first, new, marker in work.states.values():
                 await tables.save(first, new, *marker)
             for event in run:
                 await stream.ack(event)
-            if tally is not None and metrics is not None:
-                tally.flush(metrics, work)
             yield work.events
 
     if metrics is not None:
@@ -360,11 +309,7 @@ def register_sinks(
 
     async def session_sink(stream: Any) -> Any:
         async for events in stream.noack_take(batch, within=within_s):
-            summaries = [
-                s
-                for many in _decode_all([e.value for e in events], records.decode_many, "summary")
-                for s in many
-            ]
+            summaries = _decode_all([e.value for e in events], records.decode, "session summary")
             written = await retry_forever(
                 partial(asyncio.to_thread, write_session_batch, summaries),
                 "session upsert",

@@ -3,12 +3,6 @@
 A ``SessionSummary`` carries the absolute counters of a session's ``Meta`` (and the times of the
 flags raised by one input record), so the session sink can upsert them in any order and any
 number of times: counters only move up, first/last times only widen.
-
-The detect agent publishes the summaries of a run of input records as a few records holding a
-JSON array each (``encode_many``), not one record per session: with single-event input records
-nearly every input record changes a different session, and a record on the sessions topic costs
-Faust as much to send and to consume as an input record. ``decode_many`` also reads a lone
-summary object (the earlier format).
 """
 
 from __future__ import annotations
@@ -111,12 +105,8 @@ def merge(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:
     return list(best.values())
 
 
-#: Summaries per sessions-topic record (a summary is a few hundred bytes of JSON).
-SUMMARIES_PER_RECORD: Final = 256
-
 _encoder: Final = msgspec.json.Encoder()
 _decoder: Final = msgspec.json.Decoder(SessionSummary)
-_many_decoder: Final = msgspec.json.Decoder(SessionSummary | list[SessionSummary])
 
 
 def encode(summary: SessionSummary) -> bytes:
@@ -125,15 +115,3 @@ def encode(summary: SessionSummary) -> bytes:
 
 def decode(data: bytes) -> SessionSummary:
     return _decoder.decode(data)
-
-
-def encode_many(summaries: list[SessionSummary]) -> list[bytes]:
-    """Summaries as JSON arrays of at most ``SUMMARIES_PER_RECORD`` each (one per record)."""
-    step = SUMMARIES_PER_RECORD
-    return [_encoder.encode(summaries[i : i + step]) for i in range(0, len(summaries), step)]
-
-
-def decode_many(data: bytes) -> list[SessionSummary]:
-    """The summaries of one sessions-topic record: a JSON array, or one summary object."""
-    out = _many_decoder.decode(data)
-    return out if isinstance(out, list) else [out]
