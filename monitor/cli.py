@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
+import msgspec
+
 from monitor.adapters import FORMATS
 from monitor.config import Settings, load_settings, mask_url
 
@@ -25,6 +27,10 @@ def _add_db(p: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="SQLAlchemy database URL (default: MONITOR_DB_URL or sqlite:///monitor.db)",
     )
+
+
+def _add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, help="force the input format (default: sniffed)")
 
 
 def _db_url(args: argparse.Namespace, settings: Settings) -> str:
@@ -77,10 +83,10 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
 
     cfg = settings.detect_config()
     if args.window is not None:
-        cfg = cfg.__class__(**{**_struct_dict(cfg), "window": args.window})
+        cfg = msgspec.structs.replace(cfg, window=args.window)
     if args.ignore_tool:
         ignored = cfg.ignored_tools | frozenset(args.ignore_tool)
-        cfg = cfg.__class__(**{**_struct_dict(cfg), "ignored_tools": ignored})
+        cfg = msgspec.structs.replace(cfg, ignored_tools=ignored)
     kept: list[Any] = []
     sink = None
     if not args.dry_run:
@@ -128,10 +134,6 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     else:
         _print_summary(summary, sink.inserted if sink is not None else None)
     return 0
-
-
-def _struct_dict(value: Any) -> dict[str, Any]:
-    return {name: getattr(value, name) for name in value.__struct_fields__}
 
 
 def _print_summary(summary: dict[str, Any], inserted: int | None) -> None:
@@ -364,8 +366,6 @@ def cmd_intake_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _override(settings: Settings, **values: Any) -> Settings:
-    import msgspec
-
     given = {k: v for k, v in values.items() if v is not None}
     return msgspec.structs.replace(settings, **given) if given else settings
 
@@ -411,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or -")
     _add_db(p)
-    p.add_argument("--format", choices=FORMATS, help="force the input format (default: sniffed)")
+    _add_format(p)
     p.add_argument("--json", action="store_true", help="print one JSON object with every flag")
     p.add_argument("--window", type=int, help="repeat window in turns after a compaction")
     p.add_argument("--ignore-tool", action="append", metavar="NAME", help="never flag this tool")
@@ -540,7 +540,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or -")
     p.add_argument("--broker", help="Kafka bootstrap servers (MONITOR_BROKER)")
     p.add_argument("--topic", help="input topic (MONITOR_INPUT_TOPIC)")
-    p.add_argument("--format", choices=FORMATS, help="force the input format (default: sniffed)")
+    _add_format(p)
     p.add_argument("--single", action="store_true", help="one event per record, no batching")
     p.set_defaults(func=cmd_produce)
 
