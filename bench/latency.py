@@ -11,10 +11,10 @@ reports any that never got a row); a flag's latency is its row's ``created_at`` 
 transaction's start, Postgres clock, same host) minus the send time of the record that carried
 its event. Flags of events sent during the warm-up are left out.
 
-``--fetch-wait-ms N`` runs the worker with its Kafka consumers' ``fetch_max_wait_ms`` set to N
-(Faust fixes it at 1500). Tansu answers a fetch only when that wait is over, even when records
-arrived meanwhile, so on Tansu every consumer hop (input -> detect, flags -> sink) adds up to
-that long; Apache Kafka answers as soon as ``fetch_min_bytes`` (1) are there.
+``--fetch-wait-ms N`` runs the worker with ``MONITOR_FETCH_MAX_WAIT_MS=N`` (default: the worker's
+own, 500; Faust on its own fixes 1500). Tansu answers a fetch only when that wait is over, even
+when records arrived meanwhile, so on Tansu every consumer hop (input -> detect, flags -> sink)
+adds up to that long; Apache Kafka answers as soon as ``fetch_min_bytes`` (1) are there.
 
     .venv/bin/python bench/latency.py [--rate 2000] [--seconds 30] [--sessions 100]
         [--tick 0.25] [--single] [--fetch-wait-ms N] [--json]
@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -121,36 +119,6 @@ def produce_steadily(
     return sent_at, sent, sent / (time.perf_counter() - started)
 
 
-def child_worker(fetch_wait_ms: int) -> None:
-    """``monitor worker``, with every aiokafka consumer's ``fetch_max_wait_ms`` overridden."""
-    import aiokafka
-
-    from monitor.stream.app import run_worker
-
-    original = aiokafka.AIOKafkaConsumer.__init__
-
-    def patched(self: Any, *topics: Any, **kwargs: Any) -> None:
-        kwargs["fetch_max_wait_ms"] = fetch_wait_ms
-        original(self, *topics, **kwargs)
-
-    aiokafka.AIOKafkaConsumer.__init__ = patched
-    sys.argv = sys.argv[:1]
-    run_worker(load_settings())
-
-
-def _start(env: dict[str, str], log: Path, fetch_wait_ms: int | None) -> Any:
-    if fetch_wait_ms is None:
-        return start_worker(env, log, cwd=log.parent)
-    full = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
-    full.update(env)
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, __file__, "--child-fetch-wait-ms", str(fetch_wait_ms)],
-            env=full, cwd=str(log.parent), stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -166,12 +134,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{db}"
         upgrade(url)
         name = f"lat-{uuid.uuid4().hex[:6]}"
-        env = worker_env(broker.bootstrap, url, name, partitions=args.partitions)
+        extra = {} if args.fetch_wait_ms is None else {"fetch_max_wait_ms": str(args.fetch_wait_ms)}
+        env = worker_env(broker.bootstrap, url, name, partitions=args.partitions, **extra)
         settings = load_settings(env)
         ensure_topics(settings, [settings.input_topic])
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "worker.log"
-            proc = _start(env, log, args.fetch_wait_ms)
+            proc = start_worker(env, log, cwd=log.parent)
             try:
                 deadline = time.monotonic() + 120
                 while "[^Worker]: Ready" not in log.read_text(errors="replace"):
@@ -211,7 +180,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "events_sent": sent,
         "records": "single" if args.single else f"batch per session per {args.tick}s tick",
         "sessions": args.sessions,
-        "fetch_max_wait_ms": args.fetch_wait_ms or "faust default (1500)",
+        "fetch_max_wait_ms": settings.fetch_max_wait_ms,
         "flags_measured": len(latencies),
         "flags_missing": missing,
         "flags_unexpected": unexpected,
@@ -232,12 +201,9 @@ def main() -> None:
     parser.add_argument("--tick", type=float, default=0.25, help="producer flush interval (s)")
     parser.add_argument("--single", action="store_true", help="one record per event")
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--fetch-wait-ms", type=int, help="override consumers' fetch_max_wait_ms")
+    parser.add_argument("--fetch-wait-ms", type=int, help="worker's MONITOR_FETCH_MAX_WAIT_MS")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--child-fetch-wait-ms", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child_fetch_wait_ms is not None:
-        return child_worker(args.child_fetch_wait_ms)
     out = run(args)
     if args.json:
         json.dump(out, sys.stdout)

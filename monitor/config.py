@@ -57,6 +57,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     web_host: str = "0.0.0.0"
     #: Kafka client session timeout in seconds.
     session_timeout_s: float = 30.0
+    #: Longest a consumer fetch may wait for data (ms). Bounds flag latency: a flag crosses two
+    #: consumer hops. Apache Kafka's consumer default; Faust on its own fixes 1500.
+    fetch_max_wait_ms: int = 500
     #: Repeat window in turns after a compaction.
     window: int = 5
     #: Tools whose repeats are never flagged (comma-separated in the environment).

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from monitor import flags as flag_codec
 from monitor.config import Settings
 from monitor.detect import DetectConfig, flush
-from monitor.stream import agents, compat, records, schedule, topics
+from monitor.stream import agents, records, schedule, topics, transport
 from monitor.stream.kafka import faust_broker_credentials
 from monitor.stream.tables import Expirable, SessionTables
 
@@ -88,8 +88,11 @@ def create_app(
         web_stats_enabled=False,
         processing_guarantee="at_least_once",
     )
-    if settings.end_offsets_by_fetch:
-        compat.install(app)
+    transport.install(
+        app,
+        fetch_max_wait_ms=settings.fetch_max_wait_ms,
+        end_offsets_by_fetch=settings.end_offsets_by_fetch,
+    )
     declared = topics.declare(app, settings)
     tables = SessionTables(app, settings.partitions)
     cfg = settings.detect_config()

@@ -7,14 +7,15 @@ The fix asks the log itself: fetch from the reported end - 1 (the start of the l
 take the fetch response's high watermark, which Tansu reports correctly. On Apache Kafka the
 answer equals ListOffsets, so the workaround is harmless but costs one fetch per partition.
 
-Enabled only by ``MONITOR_END_OFFSETS_BY_FETCH=true`` (the test harness sets it); production
-code paths never depend on it. ``tests/stream/test_compat.py`` shows the quirk and the fix.
+Enabled only by ``MONITOR_END_OFFSETS_BY_FETCH=true`` (the test harness sets it; ``transport.py``
+wires it in); production code paths never depend on it. ``tests/stream/test_compat.py`` shows
+the quirk and the fix.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
@@ -54,27 +55,4 @@ async def fetched_end_offsets(
         await consumer.stop()
 
 
-def install(app: Any) -> None:
-    """Give ``app`` a Kafka transport whose consumer confirms end offsets by fetching."""
-    from faust.transport.drivers import aiokafka as driver
-
-    class FetchingConsumerThread(driver.AIOKafkaConsumerThread):
-        async def _highwaters(self, partitions: Iterable[Any]) -> Mapping[Any, int]:
-            partitions = list(partitions)
-            reported = await super()._highwaters(partitions)
-            transport: Any = self.transport
-            servers = driver.server_list(transport.url, transport.default_port)
-            fixed = await fetched_end_offsets(servers, reported)
-            return {tp: off for tp, off in fixed.items() if off is not None}
-
-    class FetchingConsumer(driver.Consumer):
-        def _new_consumer_thread(self) -> Any:
-            return FetchingConsumerThread(self, loop=self.loop, beacon=self.beacon)
-
-    class FetchingTransport(driver.Transport):
-        Consumer = FetchingConsumer
-
-    app.transport = FetchingTransport(app.conf.broker_consumer, app)
-
-
-__all__ = ["fetched_end_offsets", "install"]
+__all__ = ["fetched_end_offsets"]
