@@ -290,37 +290,38 @@ def register_sinks(
         with maker.begin() as session:
             return upsert_sessions(session, [s.to_meta() for s in merged], times)
 
-    async def flag_sink(stream: Any) -> Any:
-        async for events in stream.noack_take(batch, within=within_s):
-            flags = _decode_all([e.value for e in events], flag_codec.decode, "flag")
-            inserted = await retry_forever(
-                partial(asyncio.to_thread, write_flag_batch, flags),
-                "flag write",
-                metrics,
-                lambda: bool(app.should_stop),
-            )
-            if inserted is None:  # stopping: leave the batch unacknowledged for the next owner
-                return
-            if metrics is not None:
-                metrics.observe_sink_write(inserted)
-            for event in events:
-                await stream.ack(event)
-            yield inserted
+    def sink(
+        decode: Callable[[bytes], Any],
+        write: Callable[[list[Any]], int],
+        what: str,
+        observe: Callable[[int], None] | None = None,
+    ) -> Callable[[Any], Any]:
+        """One sink agent: decode a batch, write it in one transaction (retried until it
+        commits), then acknowledge it. Stopping mid-retry leaves the batch unacknowledged."""
 
-    async def session_sink(stream: Any) -> Any:
-        async for events in stream.noack_take(batch, within=within_s):
-            summaries = _decode_all([e.value for e in events], records.decode, "session summary")
-            written = await retry_forever(
-                partial(asyncio.to_thread, write_session_batch, summaries),
-                "session upsert",
-                metrics,
-                lambda: bool(app.should_stop),
-            )
-            if written is None:
-                return
-            for event in events:
-                await stream.ack(event)
-            yield written
+        async def run(stream: Any) -> Any:
+            async for events in stream.noack_take(batch, within=within_s):
+                items = _decode_all([e.value for e in events], decode, what)
+                written = await retry_forever(
+                    partial(asyncio.to_thread, write, items),
+                    f"{what} write",
+                    metrics,
+                    lambda: bool(app.should_stop),
+                )
+                if written is None:  # stopping: leave the batch for the next owner
+                    return
+                if observe is not None:
+                    observe(written)
+                for event in events:
+                    await stream.ack(event)
+                yield written
+
+        run.__name__ = run.__qualname__ = f"{what.replace(' ', '_')}_sink"  # Faust's log name
+        return run
+
+    observe_flags = metrics.observe_sink_write if metrics is not None else None
+    flag_sink = sink(flag_codec.decode, write_flag_batch, "flag", observe_flags)
+    session_sink = sink(records.decode, write_session_batch, "session summary")
 
     return (
         app.agent(topics.flags, name="flag-sink")(flag_sink),
