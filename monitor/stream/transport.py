@@ -6,15 +6,61 @@
   bounds flag latency. The worker's default is Apache Kafka's own consumer default, 500 ms.
 * ``end_offsets_by_fetch``: the Tansu end-offset workaround in ``compat.py`` (tests only).
 
-Both are set on the consumer Faust creates, before it starts; everything else is Faust's.
+It also keeps Faust from committing past a record nobody acknowledged. Faust drops fetched
+records in several places and relies on a later seek to the committed offset to read them again
+(records of a partition not yet marked active, the rest of a fetch when flow stops or the
+generation changes, a callback cut short by a flow suspension). Its commit guard then lets the
+next offset through when only the record *at* the committed offset is missing (it checks
+``min(acked) - committed > 1``), and has no guard at all before a partition's first commit. A
+record dropped there is committed without being processed: a lost event or a lost flag. Here a
+commit waits until the record at the committed offset is acknowledged. When later records are
+acknowledged and it is not, it was dropped: the partition is read again from it (the detect
+agent skips what its state already holds, the sinks write idempotently). A committed offset with
+no record behind it (a transaction marker, a compacted record) is recognised by reading that
+offset directly, and then committed past as Faust would.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
+
+from aiokafka import AIOKafkaConsumer
+from aiokafka.structs import TopicPartition
 
 from monitor.stream.compat import fetched_end_offsets
+
+log = logging.getLogger(__name__)
+
+#: Least time between two re-reads of a partition for the same missing record (seconds).
+REREAD_EVERY_S: Final = 5.0
+
+
+async def record_at(
+    servers: list[str], auth: Mapping[str, Any], topic: str, partition: int, offset: int,
+    timeout_s: float = 10.0,
+) -> bool | None:  # fmt: skip
+    """Whether ``offset`` holds a record: ``False`` when a fetch from it starts later (a
+    transaction marker or a compacted record), ``None`` when the broker did not answer in time."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=servers, enable_auto_commit=False, group_id=None, **auth
+    )
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, partition)
+        consumer.assign([tp])
+        consumer.seek(tp, offset)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            got = await consumer.getmany(tp, timeout_ms=200, max_records=1)
+            for records in got.values():
+                first: int = records[0].offset
+                return first == offset
+        return None
+    finally:
+        await consumer.stop()
 
 
 def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = False) -> None:
@@ -38,8 +84,66 @@ def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = Fa
             return {tp: off for tp, off in fixed.items() if off is not None}
 
     class WorkerConsumer(driver.Consumer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Per partition, so bounded by the assignment: (offset, holds a record) as read
+            # directly, and (offset, when) of the last re-read.
+            self._probed: dict[Any, tuple[int, bool | None]] = {}
+            self._reread: dict[Any, tuple[int, float]] = {}
+
         def _new_consumer_thread(self) -> Any:
             return WorkerConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+        async def perform_seek(self) -> None:
+            await super().perform_seek()
+            # Before a partition's first commit Faust has no committed offset to guard: start
+            # from where the consumer starts reading (auto_offset_reset "earliest").
+            unknown = [tp for tp in self.assignment()
+                       if self._committed_offset[tp] is None
+                       and self.app.topics.acks_enabled_for(tp.topic)]  # fmt: skip
+            if unknown:
+                starts = await self.earliest_offsets(*unknown)
+                for tp in unknown:
+                    if self._committed_offset[tp] is None and starts.get(tp) is not None:
+                        self._committed_offset[tp] = starts[tp]
+
+        async def _commit_tps(self, tps: Iterable[Any], start_new_transaction: bool) -> bool:
+            ready = [tp for tp in tps if await self._head_acknowledged(tp)]
+            return bool(await super()._commit_tps(ready, start_new_transaction))
+
+        async def _head_acknowledged(self, tp: Any) -> bool:
+            """True when nothing unacknowledged stands between ``tp``'s committed offset and
+            its acknowledged records; otherwise read the partition again from that offset."""
+            committed = self._committed_offset[tp]
+            if committed is None or not self._acked[tp] or committed in self._acked_index[tp]:
+                return True
+            probed = self._probed.get(tp)
+            if probed is None or probed[0] != committed:
+                probed = (committed, await self._holds_record(tp, committed))
+                self._probed[tp] = probed
+            if probed[1] is False:
+                return True  # nothing there to wait for: commit past it, as Faust would
+            now = time.monotonic()
+            last_offset, last_at = self._reread.get(tp, (-1, 0.0))
+            if last_offset != committed or now - last_at >= REREAD_EVERY_S:
+                self._reread[tp] = (committed, now)
+                log.warning(
+                    "%s[%d] offset %d was never acknowledged while later records were;"
+                    " reading the partition again from it", tp.topic, tp.partition, committed,
+                )
+                await self.seek(tp, committed)
+            return False
+
+        async def _holds_record(self, tp: Any, offset: int) -> bool | None:
+            transport: Any = self.transport
+            conf = self.app.conf
+            return await record_at(
+                driver.server_list(transport.url, transport.default_port),
+                driver.credentials_to_aiokafka_auth(conf.broker_credentials, conf.ssl_context),
+                tp.topic,
+                tp.partition,
+                offset,
+            )
 
     class WorkerTransport(driver.Transport):
         Consumer = WorkerConsumer

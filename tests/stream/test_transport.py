@@ -7,6 +7,7 @@ the started consumer's fetcher sends to the broker, against the real test broker
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -43,3 +44,117 @@ def test_started_consumer_fetches_with_the_configured_wait(tansu_broker: str) ->
 def test_default_is_kafkas_consumer_default() -> None:
     assert load_settings({}).fetch_max_wait_ms == 500
     assert load_settings({"MONITOR_FETCH_MAX_WAIT_MS": "100"}).fetch_max_wait_ms == 100
+
+
+class _Probe:
+    """Stands in for the direct read of one offset and for the re-read seek."""
+
+    def __init__(self, holds: bool | None) -> None:
+        self.holds = holds
+        self.seeks: list[int] = []
+        self.committed: list[dict[Any, int]] = []
+
+
+def _guarded_consumer(probe: _Probe) -> tuple[Any, Any]:
+    """A worker consumer (never started) with the broker-facing calls replaced by ``probe``."""
+    import faust
+    from faust.types import TP
+
+    app = faust.App("guard-test", broker="kafka://127.0.0.1:1", store="memory://")
+    transport.install(app, fetch_max_wait_ms=500)
+    consumer: Any = app.consumer
+    tp = TP("events", 2)
+
+    async def holds_record(tp: Any, offset: int) -> bool | None:
+        return probe.holds
+
+    async def seek(tp: Any, offset: int) -> None:
+        probe.seeks.append(offset)
+
+    async def commit_offsets(offsets: Any, start_new_transaction: bool = True) -> bool:
+        probe.committed.append(dict(offsets))
+        consumer._committed_offset.update(offsets)
+        return True
+
+    consumer._holds_record = holds_record
+    consumer.seek = seek
+    consumer._commit_offsets = commit_offsets
+    return consumer, tp
+
+
+def _ack(consumer: Any, tp: Any, *offsets: int) -> None:
+    for offset in offsets:
+        consumer._acked[tp].append(offset)
+        consumer._acked_index[tp].add(offset)
+
+
+def test_no_commit_past_a_record_that_was_dropped_before_its_ack() -> None:
+    from faust.transport.drivers import aiokafka as driver
+
+    async def run() -> None:
+        probe = _Probe(holds=True)
+        consumer, tp = _guarded_consumer(probe)
+        consumer._committed_offset[tp] = 51
+        _ack(consumer, tp, 52, 53)  # 51 was fetched, never delivered, never acknowledged
+        # Faust on its own commits 54 here: its guard only stops a hole of two or more.
+        assert driver.Consumer._new_offset(consumer, tp) == 54
+        _ack(consumer, tp, 52, 53)  # (its _new_offset consumed them)
+        await consumer._commit_tps([tp], True)
+        assert probe.committed == [] and probe.seeks == [51]  # read again from 51
+        await consumer._commit_tps([tp], True)
+        assert probe.seeks == [51]  # not again at once: the re-read is under way
+        _ack(consumer, tp, 51)  # the re-read delivered it
+        await consumer._commit_tps([tp], True)
+        assert probe.committed == [{tp: 54}]
+
+    asyncio.run(run())
+
+
+def test_commits_past_an_offset_that_holds_no_record() -> None:
+    async def run() -> None:
+        probe = _Probe(holds=False)  # e.g. a transaction marker at the committed offset
+        consumer, tp = _guarded_consumer(probe)
+        consumer._committed_offset[tp] = 51
+        _ack(consumer, tp, 52, 53)
+        await consumer._commit_tps([tp], True)
+        assert probe.seeks == [] and probe.committed == [{tp: 54}]
+
+    asyncio.run(run())
+
+
+def test_in_order_acks_commit_as_before() -> None:
+    async def run() -> None:
+        probe = _Probe(holds=True)
+        consumer, tp = _guarded_consumer(probe)
+        consumer._committed_offset[tp] = 51
+        _ack(consumer, tp, 51, 52, 53)
+        await consumer._commit_tps([tp], True)
+        assert probe.seeks == [] and probe.committed == [{tp: 54}]
+
+    asyncio.run(run())
+
+
+@pytest.mark.kafka
+def test_record_at_reads_the_offset_itself(
+    tansu_broker: str, unique_name: Callable[[str], str]
+) -> None:
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    topic = unique_name("probe")
+    admin = KafkaAdminClient(bootstrap_servers=tansu_broker)
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=tansu_broker)
+    for i in range(3):
+        producer.send(topic, value=b"%d" % i, partition=0)
+    producer.flush()
+    producer.close()
+
+    async def run() -> tuple[bool | None, bool | None]:
+        servers = [tansu_broker]
+        here = await transport.record_at(servers, {}, topic, 0, 1)
+        beyond = await transport.record_at(servers, {}, topic, 0, 3, timeout_s=1.0)
+        return here, beyond
+
+    assert asyncio.run(run()) == (True, None)
