@@ -62,3 +62,22 @@ def unique_name() -> Callable[[str], str]:
     """Topic / group / id names unique to one test: ``unique_name("events")``."""
     tag = uuid.uuid4().hex[:8]
     return lambda base: f"{base}-{tag}"
+
+
+@pytest.fixture
+def one_partition_topic(
+    tansu_broker: str, unique_name: Callable[[str], str]
+) -> Callable[[str], str]:
+    """Create a one-partition topic on the test broker; returns its unique name."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    def make(base: str) -> str:
+        topic = unique_name(base)
+        admin = KafkaAdminClient(bootstrap_servers=tansu_broker)
+        try:
+            admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+        finally:
+            admin.close()
+        return topic
+
+    return make

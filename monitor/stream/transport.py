@@ -129,7 +129,10 @@ def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = Fa
                 self._reread[tp] = (committed, now)
                 log.warning(
                     "%s[%d] offset %d was never acknowledged while later records were;"
-                    " reading the partition again from it", tp.topic, tp.partition, committed,
+                    " reading the partition again from it",
+                    tp.topic,
+                    tp.partition,
+                    committed,
                 )
                 await self.seek(tp, committed)
             return False

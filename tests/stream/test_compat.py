@@ -14,7 +14,6 @@ from collections.abc import Callable
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import TopicPartition
-from kafka.admin import KafkaAdminClient, NewTopic
 
 from monitor.stream.compat import fetched_end_offsets
 
@@ -43,12 +42,9 @@ async def _end_offsets(bootstrap: str, topic: str) -> tuple[int, int, int]:
 
 
 def test_end_offsets_confirmed_by_fetch(
-    tansu_broker: str, unique_name: Callable[[str], str]
+    tansu_broker: str, one_partition_topic: Callable[[str], str]
 ) -> None:
-    topic = unique_name("quirk")
-    admin = KafkaAdminClient(bootstrap_servers=tansu_broker)
-    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
-    admin.close()
+    topic = one_partition_topic("quirk")
     written, listed, fetched = asyncio.run(_end_offsets(tansu_broker, topic))
     assert fetched == written
     # Documents the quirk; when Tansu answers correctly this fails and the workaround can go.

@@ -55,4 +55,3 @@ def test_summary_round_trips_and_restores_the_counters() -> None:
     for field in ("session_id", "max_turn", "events", "tool_calls", "compactions",
                   "repeat_flags", "compactor", "attrs"):  # fmt: skip
         assert getattr(back, field) == getattr(meta, field)
-

@@ -136,15 +136,11 @@ def test_in_order_acks_commit_as_before() -> None:
 
 @pytest.mark.kafka
 def test_record_at_reads_the_offset_itself(
-    tansu_broker: str, unique_name: Callable[[str], str]
+    tansu_broker: str, one_partition_topic: Callable[[str], str]
 ) -> None:
     from kafka import KafkaProducer
-    from kafka.admin import KafkaAdminClient, NewTopic
 
-    topic = unique_name("probe")
-    admin = KafkaAdminClient(bootstrap_servers=tansu_broker)
-    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
-    admin.close()
+    topic = one_partition_topic("probe")
     producer = KafkaProducer(bootstrap_servers=tansu_broker)
     for i in range(3):
         producer.send(topic, value=b"%d" % i, partition=0)
