@@ -28,7 +28,7 @@ from monitor.adapters.base import (
     string,
     text_of,
 )
-from monitor.events import Compaction, Event, Tool
+from monitor.events import Compaction, Event, Kind, Tool
 
 AGENT: Final = "claude_code"
 
@@ -195,6 +195,19 @@ class _Ctx:
         base = string(self.record.get("uuid")) or f"{self.sid}:L{self.number}"
         return clip_id(base + suffix)
 
+    def event(self, kind: Kind, suffix: str = "", **fields: Any) -> Event:
+        """An event of this record at the session's current turn (``attrs`` default to the
+        record's); ``suffix`` tells apart the events of one record's content blocks."""
+        fields.setdefault("attrs", self.attrs)
+        return Event(
+            event_id=self.event_id(suffix),
+            session_id=self.sid,
+            turn=self.session.turn,
+            ts=self.ts,
+            kind=kind,
+            **fields,
+        )
+
 
 def _attrs(record: dict[str, Any], parent: str | None) -> dict[str, str]:
     attrs = {"agent": AGENT}
@@ -223,31 +236,15 @@ def _assistant(ctx: _Ctx) -> Iterator[Item]:
     for index, block in content_blocks(message):
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-            yield Event(
-                event_id=ctx.event_id(f":{index}"),
-                session_id=ctx.sid,
-                turn=s.turn,
-                ts=ctx.ts,
-                kind="assistant_message",
-                text=cap(block["text"]),
-                attrs=attrs,
-            )
+            yield ctx.event("assistant_message", f":{index}", text=cap(block["text"]), attrs=attrs)
         elif btype == "tool_use":
             name = string(block.get("name")) or "unknown"
             call_id = string(block.get("id"))
             if call_id is not None:
                 s.calls[call_id] = name
-            yield Event(
-                event_id=ctx.event_id(f":{index}"),
-                session_id=ctx.sid,
-                turn=s.turn,
-                ts=ctx.ts,
-                kind="tool_call",
-                tool=Tool(
-                    name=name[:256], arguments=as_arguments(block.get("input")), call_id=call_id
-                ),
-                attrs=attrs,
-            )
+            arguments = as_arguments(block.get("input"))
+            tool = Tool(name=name[:256], arguments=arguments, call_id=call_id)
+            yield ctx.event("tool_call", f":{index}", tool=tool, attrs=attrs)
 
 
 def _user(ctx: _Ctx) -> Iterator[Item]:
@@ -270,19 +267,15 @@ def _user(ctx: _Ctx) -> Iterator[Item]:
                 call_id = string(block.get("tool_use_id"))
                 name = s.calls.get(call_id, "unknown") if call_id else "unknown"
                 is_error = block.get("is_error")
-                yield Event(
-                    event_id=ctx.event_id(f":{index}"),
-                    session_id=ctx.sid,
-                    turn=s.turn,
-                    ts=ctx.ts,
-                    kind="tool_result",
+                yield ctx.event(
+                    "tool_result",
+                    f":{index}",
                     text=cap(_result_text(block.get("content")), MAX_RESULT_CHARS),
                     tool=Tool(
                         name=name[:256],
                         call_id=call_id,
                         is_error=is_error if isinstance(is_error, bool) else None,
                     ),
-                    attrs=ctx.attrs,
                 )
     text = _human_text(content)
     if not text:
@@ -292,15 +285,7 @@ def _user(ctx: _Ctx) -> Iterator[Item]:
         return
     s.turn += 1
     s.open_step = None
-    yield Event(
-        event_id=ctx.event_id(),
-        session_id=ctx.sid,
-        turn=s.turn,
-        ts=ctx.ts,
-        kind="user_message",
-        text=cap(text),
-        attrs=ctx.attrs,
-    )
+    yield ctx.event("user_message", text=cap(text))
 
 
 def _result_text(content: object) -> str:
@@ -334,12 +319,8 @@ def _compaction(ctx: _Ctx, text: str | None) -> Event:
     s = ctx.session
     s.turn += 1
     s.open_step = None
-    return Event(
-        event_id=ctx.event_id(),
-        session_id=ctx.sid,
-        turn=s.turn,
-        ts=ctx.ts,
-        kind="compaction",
+    return ctx.event(
+        "compaction",
         text=cap(text) if text is not None else None,
         compaction=Compaction(
             trigger=trigger,
