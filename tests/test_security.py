@@ -244,6 +244,8 @@ def test_worker_metrics_and_logs_leak_nothing(
     # The passwords never reach the worker's log (its whole stdout and stderr).
     text = (tmp_path / "worker.log").read_text(errors="replace")
     assert "[^Worker]: Ready" in text
+    # The settings are logged at start (so the check below reads them), secrets masked.
+    assert "starting worker with settings" in text and "sasl_username" in text
     assert DB_PASSWORD not in text and SASL_PASSWORD not in text
 
 

@@ -368,5 +368,11 @@ def run_worker(settings: Settings, loglevel: str = "info") -> None:
     _check_schema(settings.db_url)
     maker = make_sessionmaker(make_engine(settings.db_url))
     worker = create_app(settings, maker, build_metrics())
-    log.info("starting worker with settings %s", settings.public())
+    public = settings.public()
+
+    async def announce() -> None:
+        # A task, not a line here: Faust's worker sets up logging only once it starts.
+        log.info("starting worker with settings %s", public)
+
+    worker.app.task(announce)
     faust.Worker(worker.app, loglevel=loglevel).execute_from_commandline()
