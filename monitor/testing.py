@@ -220,6 +220,29 @@ def generate_events(sessions: int, seed: int = 0, turns: int = 40, prefix: str =
 # --- worker processes --------------------------------------------------------------------------
 
 
+def read_topic(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) -> list[Any]:
+    """Read ``topic`` from the beginning until ``count`` records arrived or ``timeout_s`` passed
+    (kafka-python ``ConsumerRecord``s, in arrival order)."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=1000,
+    )
+    out: list[Any] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while len(out) < count and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                out.extend(batch)
+    finally:
+        consumer.close()
+    return out
+
+
 def worker_env(
     bootstrap: str,
     db_url: str,

@@ -158,7 +158,7 @@ class Work:
         ]
 
 
-async def _send_durably(app: Any, sends: list[tuple[Any, bytes | None, bytes, Any]]) -> None:
+async def send_durably(app: Any, sends: Sequence[tuple[Any, bytes | None, bytes, Any]]) -> None:
     """Publish now and wait for the broker's acks. Straight to the producer: Faust's
     ``Topic.send`` costs about five times as much per message, and the worker is CPU-bound."""
     producer = app.producer
@@ -215,7 +215,7 @@ def register_detect(
                       for f in work.flags]  # fmt: skip
             sends += [(topics.sessions, s.session_id.encode(), records.encode(s), None)
                       for s in work.summaries()]  # fmt: skip
-            await _send_durably(app, sends)
+            await send_durably(app, sends)
             for first, new, marker in work.states.values():
                 await tables.save(first, new, *marker)
             for event in run:

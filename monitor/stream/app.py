@@ -14,6 +14,7 @@ the weekly fixture-intake crontab (``schedule.py``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -101,12 +102,31 @@ def create_app(
         app, declared, maker, settings.sink_batch, settings.sink_within_s, metrics
     )
     register_expiry(app, declared, tables, cfg, settings.expiry_interval_s, metrics)
-    schedule.register_intake(app, maker, settings.intake_cron, metrics)
+    schedule.register_intake(
+        app, maker, settings.intake_cron, metrics, intake_publisher(app, settings)
+    )
     if settings.web_port > 0:
         _add_health_pages(app, declared, DatabaseCheck(settings.db_url))
     if metrics is not None:
         _add_pages(app, metrics)
     return Worker(app, declared, tables)
+
+
+def intake_publisher(app: faust.App, settings: Settings) -> schedule.Publish | None:
+    """Publishes new intake items to ``settings.intake_topic`` (keyed by session id, JSON, acks
+    awaited); ``None`` when the setting is empty."""
+    if not settings.intake_topic:
+        return None
+    topic = topics.plain_topic(app, settings, settings.intake_topic)
+
+    async def publish(items: list[dict[str, Any]]) -> None:
+        await topic.maybe_declare()
+        sends = [(topic, str(i["session_id"]).encode(), json.dumps(i).encode(), None)
+                 for i in items]  # fmt: skip
+        await agents.send_durably(app, sends)
+        log.info("published %d intake item(s) to %s", len(items), settings.intake_topic)
+
+    return publish
 
 
 # --- expiry ------------------------------------------------------------------------------------
@@ -179,7 +199,7 @@ async def _drop(
         (declared.sessions, s.session_id.encode(), records.encode(s), None)
         for s in work.summaries()
     ]
-    await agents._send_durably(app, sends)
+    await agents.send_durably(app, sends)
     dropped = 0
     for e in found:
         dropped += await tables.delete(e.state.meta.session_id, e.partition, e.meta_record)

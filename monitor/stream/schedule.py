@@ -4,12 +4,18 @@
 ISO week); ``register_intake`` only schedules it. It runs on the leader alone, so a group of
 workers queues one sample; ``run_week`` is idempotent and locks the week on Postgres, so a
 leader change mid-run or a hand-run ``monitor sample`` still adds nothing twice.
+
+With ``intake_topic`` set, the worker also publishes each new item (its ``monitor intake show``
+document, draft included) to that topic, keyed by session id, for downstream tools. The database
+queue stays the record: a failed publication is logged and not retried, and items queued by a
+hand-run ``monitor sample`` are not published.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -53,15 +59,40 @@ def run_intake(
     return ids
 
 
-def intake_trigger(maker: sessionmaker[Session], metrics: Metrics | None = None) -> Any:
-    """The scheduled coroutine: ``run_intake`` off the event loop. A failure is logged, not
-    raised (a crashed timer would stop the worker); ``monitor sample`` can fill the week in."""
+Publish = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+
+def intake_documents(maker: sessionmaker[Session], ids: list[int]) -> list[dict[str, Any]]:
+    """The published form of new items: what ``monitor intake show`` prints for each."""
+    from monitor.store.intake import get_item
+
+    with maker() as session:
+        return [doc for i in ids if (doc := get_item(session, i)) is not None]
+
+
+def intake_trigger(
+    maker: sessionmaker[Session],
+    metrics: Metrics | None = None,
+    publish: Publish | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> Any:
+    """The scheduled coroutine: ``run_intake`` off the event loop, then ``publish`` the new
+    items. A failure is logged, not raised (a crashed timer would stop the worker); ``monitor
+    sample`` can fill the week in. ``now`` is the clock (tests set it)."""
 
     async def weekly_intake() -> None:
         try:
-            await asyncio.to_thread(run_intake, maker, metrics)
+            at = now() if now is not None else None
+            ids = await asyncio.to_thread(run_intake, maker, metrics, at)
         except Exception:
             log.exception("fixture intake failed; run `monitor sample` for the previous week")
+            return
+        if publish is None or not ids:
+            return
+        try:
+            await publish(await asyncio.to_thread(intake_documents, maker, ids))
+        except Exception:
+            log.exception("publishing %d new intake item(s) failed; they are queued", len(ids))
 
     return weekly_intake
 
@@ -71,9 +102,11 @@ def register_intake(
     maker: sessionmaker[Session],
     cron: str,
     metrics: Metrics | None = None,
+    publish: Publish | None = None,
 ) -> Any:
     """Schedule the intake on the leader at ``cron`` (UTC); an empty ``cron`` schedules none."""
     if not cron:
         return None
     check_cron(cron)
-    return app.crontab(cron, timezone=UTC, on_leader=True)(intake_trigger(maker, metrics))
+    trigger = intake_trigger(maker, metrics, publish)
+    return app.crontab(cron, timezone=UTC, on_leader=True)(trigger)

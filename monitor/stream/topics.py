@@ -26,17 +26,22 @@ def sessions_topic_name(settings: Settings) -> str:
     return f"{settings.flags_topic}-sessions"
 
 
+def plain_topic(app: faust.App, settings: Settings, name: str) -> Any:
+    """A raw-bytes topic the worker creates if missing, with the configured partitions."""
+    return app.topic(
+        name,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.partitions,
+        internal=True,
+    )
+
+
 def declare(app: faust.App, settings: Settings) -> Topics:
     def topic(name: str) -> Any:
-        return app.topic(
-            name,
-            key_type=bytes,
-            value_type=bytes,
-            key_serializer="raw",
-            value_serializer="raw",
-            partitions=settings.partitions,
-            internal=True,
-        )
+        return plain_topic(app, settings, name)
 
     return Topics(
         input=topic(settings.input_topic),

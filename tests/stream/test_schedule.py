@@ -7,8 +7,9 @@ argument, on a store filled by replaying generated sessions into the week before
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -22,11 +23,12 @@ from monitor.metrics import build_metrics, metric_name
 from monitor.replay import Replay
 from monitor.sampling import parse_week, previous_week
 from monitor.store.db import make_engine, make_sessionmaker
+from monitor.store.intake import get_item
 from monitor.store.models import IntakeItem
 from monitor.store.writes import upsert_sessions, write_flags
-from monitor.stream.app import create_app
+from monitor.stream.app import create_app, intake_publisher
 from monitor.stream.schedule import INTAKE_SIZE, check_cron, intake_trigger, run_intake
-from monitor.testing import free_port, generate_events
+from monitor.testing import free_port, generate_events, read_topic
 
 pytestmark = [pytest.mark.postgres]
 
@@ -95,6 +97,50 @@ def test_a_failing_intake_is_logged_not_raised(caplog: pytest.LogCaptureFixture)
     finally:
         engine.dispose()
     assert "fixture intake failed" in caplog.text
+
+
+@pytest.mark.kafka
+def test_new_items_are_published_to_the_intake_topic(
+    maker: sessionmaker[Session], tansu_broker: str, unique_name: Callable[[str], str]
+) -> None:
+    import faust
+
+    lo, _ = parse_week(previous_week(NOW))
+    _store_week(maker, lo, 80, "pub")
+    topic = unique_name("intake")
+    settings = Settings(broker=f"kafka://{tansu_broker}", intake_topic=topic, partitions=2)
+
+    async def run() -> None:
+        app = faust.App(unique_name("intake-app"), broker=settings.broker, store="memory://")
+        publish = intake_publisher(app, settings)
+        assert publish is not None
+        await app.producer.start()
+        try:
+            for _ in range(2):  # the rerun queues nothing, so it publishes nothing
+                await intake_trigger(maker, None, publish, now=lambda: NOW)()
+        finally:
+            await app.producer.stop()
+
+    asyncio.run(run())
+    records = read_topic(tansu_broker, topic, INTAKE_SIZE + 1, timeout_s=10)
+    assert len(records) == INTAKE_SIZE
+    with maker() as session:
+        for r in records:
+            doc = json.loads(r.value)
+            assert r.key == doc["session_id"].encode()
+            assert doc == get_item(session, doc["id"])  # what `monitor intake show` prints
+            assert doc["status"] == "queued"
+            assert doc["draft"]["conversation_id"] == doc["session_id"]
+    assert {json.loads(r.value)["session_id"] for r in records} == {
+        sid for _, sid in _queued(maker)
+    }
+
+
+def test_no_intake_topic_publishes_nothing() -> None:
+    import faust
+
+    app = faust.App("no-intake", broker="kafka://127.0.0.1:1", store="memory://")
+    assert intake_publisher(app, Settings(intake_topic="")) is None
 
 
 def test_the_cron_expression_is_checked_at_start() -> None:

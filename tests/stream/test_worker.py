@@ -17,13 +17,13 @@ from typing import Any
 
 import psycopg
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 
 from monitor.events import MAX_EVENT_BYTES, Compaction, Event, Tool, encode, encode_batch
 from monitor.stream.deadletter import HEADER_INDEX, HEADER_REASON, HEADER_SIZE, MAX_PAYLOAD_BYTES
 from monitor.stream.produce import make_producer, produce_events
 from monitor.stream.topics import ensure_topics
-from monitor.testing import free_port, generate_events, stop_pid
+from monitor.testing import free_port, generate_events, read_topic, stop_pid
 
 from .conftest import Rig, expected
 
@@ -91,25 +91,6 @@ def test_every_event_delivered_twice(rig: Rig) -> None:
     rig.wait_for(want_flags, want_sessions)
 
 
-def _read_topic(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) -> list[Any]:
-    consumer = KafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        consumer_timeout_ms=1000,
-    )
-    out: list[Any] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while len(out) < count and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                out.extend(batch)
-    finally:
-        consumer.close()
-    return out
-
-
 def test_malformed_records_are_dead_lettered(rig: Rig) -> None:
     events = generate_events(60, seed=14)
     # Two valid events that travel in a batch record around one bad element.
@@ -141,7 +122,7 @@ def test_malformed_records_are_dead_lettered(rig: Rig) -> None:
     producer.close()
 
     rig.wait_for(want_flags, want_sessions)
-    letters = _read_topic(rig.bootstrap, settings.deadletter_topic, len(bad) + 1)
+    letters = read_topic(rig.bootstrap, settings.deadletter_topic, len(bad) + 1)
     assert len(letters) == len(bad) + 1
     by_value = {m.value: dict(m.headers) for m in letters}
     for _, value, reason in bad:
