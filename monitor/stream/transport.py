@@ -108,8 +108,17 @@ def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = Fa
                         self._committed_offset[tp] = starts[tp]
 
         async def _commit_tps(self, tps: Iterable[Any], start_new_transaction: bool) -> bool:
-            ready = [tp for tp in tps if await self._head_acknowledged(tp)]
+            ready = [tp for tp in tps if await self._safe_head_acknowledged(tp)]
             return bool(await super()._commit_tps(ready, start_new_transaction))
+
+        async def _safe_head_acknowledged(self, tp: Any) -> bool:
+            # A failed probe or seek (a stopping consumer, a broker away) holds this
+            # partition's commit back; it is tried again at the next commit.
+            try:
+                return await self._head_acknowledged(tp)
+            except Exception as exc:
+                log.warning("holding back the commit of %s[%d]: %r", tp.topic, tp.partition, exc)
+                return False
 
         async def _head_acknowledged(self, tp: Any) -> bool:
             """True when nothing unacknowledged stands between ``tp``'s committed offset and

@@ -154,3 +154,20 @@ def test_record_at_reads_the_offset_itself(
         return here, beyond
 
     assert asyncio.run(run()) == (True, None)
+
+
+def test_a_failing_probe_holds_the_commit_back() -> None:
+    async def run() -> None:
+        probe = _Probe(holds=True)
+        consumer, tp = _guarded_consumer(probe)
+
+        async def broken(tp: Any, offset: int) -> bool | None:
+            raise ConnectionError("broker away")
+
+        consumer._holds_record = broken
+        consumer._committed_offset[tp] = 51
+        _ack(consumer, tp, 52, 53)
+        assert await consumer._commit_tps([tp], True) is False
+        assert probe.committed == [] and probe.seeks == []
+
+    asyncio.run(run())
