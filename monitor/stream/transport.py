@@ -1,4 +1,6 @@
-"""The worker's Kafka transport: Faust's aiokafka driver plus two consumer settings Faust fixes.
+"""The worker's Kafka transport: Faust's aiokafka driver with what the worker needs changed.
+
+Settings Faust fixes:
 
 * ``fetch_max_wait_ms``: Faust builds its consumer with a fixed 1,500 ms fetch wait. A broker may
   hold a fetch that long when less than ``fetch_min_bytes`` is ready (Tansu holds every fetch the
@@ -6,18 +8,19 @@
   bounds flag latency. The worker's default is Apache Kafka's own consumer default, 500 ms.
 * ``end_offsets_by_fetch``: the Tansu end-offset workaround in ``compat.py`` (tests only).
 
-It also keeps Faust from committing past a record nobody acknowledged. Faust drops fetched
-records in several places and relies on a later seek to the committed offset to read them again
-(records of a partition not yet marked active, the rest of a fetch when flow stops or the
-generation changes, a callback cut short by a flow suspension). Its commit guard then lets the
-next offset through when only the record *at* the committed offset is missing (it checks
-``min(acked) - committed > 1``), and has no guard at all before a partition's first commit. A
-record dropped there is committed without being processed: a lost event or a lost flag. Here a
-commit waits until the record at the committed offset is acknowledged. When later records are
-acknowledged and it is not, it was dropped: the partition is read again from it (the detect
-agent skips what its state already holds, the sinks write idempotently). A committed offset with
-no record behind it (a transaction marker, a compacted record) is recognised by reading that
-offset directly, and then committed past as Faust would.
+And three changes so that no record is committed without being processed (the full story is
+in schemas/stream.md, "Records Faust drops at start-up"):
+
+* flow control empties the stream queues on resume only after a real suspension
+  (``keep_queues_on_resume``): Faust resumes it at the end of table recovery, after the seek to
+  the committed offsets, which used to drop whatever was queued in between;
+* a partition with no committed offset is sought to its first offset (Faust skips it);
+* a partition is committed only when the record at its committed offset is acknowledged
+  (Faust lets one missing record through, and checks nothing before the first commit). When
+  later records are acknowledged and that one is not, it was dropped: the partition is read
+  again from it (the detect agent skips what its state already holds, the sinks write
+  idempotently). A committed offset with no record behind it (a transaction marker, a
+  compacted record) is recognised by reading that offset directly, and committed past.
 """
 
 from __future__ import annotations
@@ -63,9 +66,36 @@ async def record_at(
         await consumer.stop()
 
 
+def keep_queues_on_resume(app: Any) -> None:
+    """Stop Faust from emptying its stream queues when flow control resumes while active.
+
+    ``FlowControlEvent.resume`` always clears the queues. Faust calls it when table recovery
+    completes, *after* it has sought the partitions to their committed offsets and while the
+    fetcher is already delivering (flow was resumed to read the changelogs): records queued in
+    between are dropped and nothing reads them again. Clearing is right only after a real
+    suspension (what was queued before it is read again from the committed offsets), so that
+    is the only time this version clears.
+    """
+    from mode.utils.queues import FlowControlEvent
+
+    class KeepingFlowControl(FlowControlEvent):
+        def resume(self) -> None:
+            suspended = self._suspend.is_set()
+            self._suspend.clear()
+            self._resume.set()
+            if suspended:
+                self.clear()
+
+    # Before any stream queue exists: each registers with the app's flow control when made.
+    app.__dict__["flow_control"] = KeepingFlowControl(loop=app.loop)
+
+
 def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = False) -> None:
-    """Give ``app`` a Kafka transport whose worker consumer uses these settings."""
+    """Give ``app`` a Kafka transport whose worker consumer uses these settings, and flow
+    control that keeps queued records (``keep_queues_on_resume``)."""
     from faust.transport.drivers import aiokafka as driver
+
+    keep_queues_on_resume(app)
 
     class WorkerConsumerThread(driver.AIOKafkaConsumerThread):
         def _create_worker_consumer(self, transport: Any) -> Any:
@@ -96,16 +126,21 @@ def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = Fa
 
         async def perform_seek(self) -> None:
             await super().perform_seek()
-            # Before a partition's first commit Faust has no committed offset to guard: start
-            # from where the consumer starts reading (auto_offset_reset "earliest").
+            # A partition with no committed offset yet is not sought at all (aiokafka has no
+            # offset to seek it to), so records fetched during recovery and discarded by the
+            # seek of the others are skipped for good. Seek it to its first offset (what
+            # auto_offset_reset "earliest" reads from), which then stands in for the committed
+            # offset in the guard below.
             unknown = [tp for tp in self.assignment()
                        if self._committed_offset[tp] is None
                        and self.app.topics.acks_enabled_for(tp.topic)]  # fmt: skip
             if unknown:
                 starts = await self.earliest_offsets(*unknown)
                 for tp in unknown:
-                    if self._committed_offset[tp] is None and starts.get(tp) is not None:
-                        self._committed_offset[tp] = starts[tp]
+                    start = starts.get(tp)
+                    if self._committed_offset[tp] is None and start is not None:
+                        self._committed_offset[tp] = start
+                        await self.seek(tp, start)
 
         async def _commit_tps(self, tps: Iterable[Any], start_new_transaction: bool) -> bool:
             ready = [tp for tp in tps if await self._safe_head_acknowledged(tp)]
