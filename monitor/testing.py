@@ -220,9 +220,17 @@ def generate_events(sessions: int, seed: int = 0, turns: int = 40, prefix: str =
 # --- worker processes --------------------------------------------------------------------------
 
 
-def read_topic(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) -> list[Any]:
-    """Read ``topic`` from the beginning until ``count`` records arrived or ``timeout_s`` passed
-    (kafka-python ``ConsumerRecord``s, in arrival order)."""
+def read_topic(
+    bootstrap: str,
+    topic: str,
+    count: int,
+    timeout_s: float = 30.0,
+    then_poll_ms: int = 0,
+    **consumer_options: Any,
+) -> list[Any]:
+    """Read ``topic`` from the beginning until ``count`` records arrived or ``timeout_s`` passed,
+    then poll once more for ``then_poll_ms`` (so a test can see records beyond ``count``).
+    Returns kafka-python ``ConsumerRecord``s in arrival order."""
     from kafka import KafkaConsumer
 
     consumer = KafkaConsumer(
@@ -230,7 +238,7 @@ def read_topic(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) 
         bootstrap_servers=bootstrap,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
-        consumer_timeout_ms=1000,
+        **consumer_options,
     )
     out: list[Any] = []
     deadline = time.monotonic() + timeout_s
@@ -238,6 +246,8 @@ def read_topic(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) 
         while len(out) < count and time.monotonic() < deadline:
             for batch in consumer.poll(timeout_ms=500).values():
                 out.extend(batch)
+        if then_poll_ms:
+            out.extend(m for b in consumer.poll(timeout_ms=then_poll_ms).values() for m in b)
     finally:
         consumer.close()
     return out

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import random
 import re
-import time
 import urllib.request
 from collections import Counter
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 
 from monitor.events import BadEvent, decode_record, encode
 from monitor.stream.deadletter import HEADER_DETAIL, HEADER_REASON, HEADER_SOURCE
 from monitor.stream.topics import ensure_topics
-from monitor.testing import free_port, generate_events
+from monitor.testing import free_port, generate_events, read_topic
 
 from ..stream.conftest import Rig, expected, rig
 from .conftest import NASTY
@@ -62,26 +61,6 @@ def bad_records(good: list[Any], seed: int) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def _read(bootstrap: str, topic: str, count: int, timeout_s: float = 60.0) -> list[Any]:
-    consumer = KafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        max_partition_fetch_bytes=4 << 20,
-    )
-    out: list[Any] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while len(out) < count and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                out.extend(batch)
-        out.extend(m for b in consumer.poll(timeout_ms=1000).values() for m in b)  # none extra
-    finally:
-        consumer.close()
-    return out
-
-
 def test_every_bad_record_is_dead_lettered_and_every_good_one_processed(rig: Rig) -> None:
     good = generate_events(100, seed=61)
     bad = bad_records(good, seed=61)
@@ -106,7 +85,8 @@ def test_every_bad_record_is_dead_lettered_and_every_good_one_processed(rig: Rig
 
     rig.wait_for(want_flags, want_sessions, timeout_s=90)
     total = sum(want_reasons.values())
-    letters = _read(rig.bootstrap, settings.deadletter_topic, total)
+    letters = read_topic(rig.bootstrap, settings.deadletter_topic, total, timeout_s=60,
+                         then_poll_ms=1000, max_partition_fetch_bytes=4 << 20)  # fmt: skip
     assert len(letters) == total
     got = Counter(dict(m.headers)[HEADER_REASON].decode() for m in letters)
     assert got == want_reasons
