@@ -95,6 +95,9 @@ def create_app(
         end_offsets_by_fetch=settings.end_offsets_by_fetch,
     )
     declared = topics.declare(app, settings)
+    # Faust creates the topics it consumes; the dead-letter topic is only written, and a broker
+    # may not create topics on first write (or would use its own partition count).
+    app.task(declared.deadletter.maybe_declare)
     tables = SessionTables(app, settings.partitions)
     cfg = settings.detect_config()
     agents.register_detect(app, declared, tables, cfg, metrics)

@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer
 
 from monitor.events import MAX_EVENT_BYTES, Compaction, Event, Tool, encode, encode_batch
 from monitor.stream.deadletter import HEADER_INDEX, HEADER_REASON, HEADER_SIZE, MAX_PAYLOAD_BYTES
@@ -92,6 +92,7 @@ def test_every_event_delivered_twice(rig: Rig) -> None:
 
 
 def test_malformed_records_are_dead_lettered(rig: Rig) -> None:
+    rig.partitions = 3  # not the test broker's auto-create default (4): see the topic check
     events = generate_events(60, seed=14)
     # Two valid events that travel in a batch record around one bad element.
     extra = generate_events(1, seed=99, turns=2, prefix="extra")[:2]
@@ -124,6 +125,13 @@ def test_malformed_records_are_dead_lettered(rig: Rig) -> None:
     rig.wait_for(want_flags, want_sessions)
     letters = read_topic(rig.bootstrap, settings.deadletter_topic, len(bad) + 1)
     assert len(letters) == len(bad) + 1
+    # The worker creates the topic itself (brokers may not auto-create), with its partitions.
+    consumer = KafkaConsumer(bootstrap_servers=rig.bootstrap)
+    try:
+        partitions = consumer.partitions_for_topic(settings.deadletter_topic)
+    finally:
+        consumer.close()
+    assert partitions == set(range(settings.partitions))
     by_value = {m.value: dict(m.headers) for m in letters}
     for _, value, reason in bad:
         kept = value[:MAX_PAYLOAD_BYTES]
