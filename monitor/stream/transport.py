@@ -127,10 +127,10 @@ def install(app: Any, *, fetch_max_wait_ms: int, end_offsets_by_fetch: bool = Fa
         async def perform_seek(self) -> None:
             await super().perform_seek()
             # A partition with no committed offset yet is not sought at all (aiokafka has no
-            # offset to seek it to), so records fetched during recovery and discarded by the
-            # seek of the others are skipped for good. Seek it to its first offset (what
-            # auto_offset_reset "earliest" reads from), which then stands in for the committed
-            # offset in the guard below.
+            # offset to seek it to), so Faust's premise, that whatever it dropped before this
+            # point is read again from the committed offset, fails for it. Seek it to its first
+            # offset (where auto_offset_reset "earliest" reads from), which then stands in for
+            # the committed offset in the guard below.
             unknown = [tp for tp in self.assignment()
                        if self._committed_offset[tp] is None
                        and self.app.topics.acks_enabled_for(tp.topic)]  # fmt: skip
