@@ -200,3 +200,27 @@ def test_resuming_active_flow_keeps_queued_records() -> None:
 def test_resuming_after_a_suspension_still_clears() -> None:
     # Records queued before a rebalance are read again from the committed offsets.
     assert _queued_after_resume(install=True, suspend_first=True) == 0
+
+
+def test_a_partition_never_committed_is_sought_to_its_first_offset() -> None:
+    async def run() -> None:
+        probe = _Probe(holds=True)
+        consumer, tp = _guarded_consumer(probe)
+        committed_tp = type(tp)("events", 3)
+
+        async def seek_to_committed() -> dict[Any, int | None]:
+            return {tp: None, committed_tp: 40}  # Faust seeks only what has a commit
+
+        async def earliest_offsets(*tps: Any) -> dict[Any, int]:
+            return {t: 7 for t in tps}
+
+        consumer.seek_to_committed = seek_to_committed
+        consumer.earliest_offsets = earliest_offsets
+        consumer.assignment = lambda: {tp, committed_tp}
+        consumer.app.topics.acks_enabled_for = lambda topic: True
+        await consumer.perform_seek()
+        assert probe.seeks == [7]  # read again from the start, where "earliest" begins
+        assert consumer._committed_offset[tp] == 7  # and guarded from there
+        assert consumer._committed_offset[committed_tp] == 40
+
+    asyncio.run(run())
