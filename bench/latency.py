@@ -40,9 +40,15 @@ from monitor.events import Event, Tool, encode
 from monitor.store.db import upgrade
 from monitor.stream.produce import make_producer
 from monitor.stream.topics import ensure_topics
-from monitor.testing import start_tansu, start_worker, stop_pid, worker_env
+from monitor.testing import (
+    database_url,
+    scratch_database,
+    start_tansu,
+    start_worker,
+    stop_pid,
+    worker_env,
+)
 
-ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 TARGET_P99_S = 2.0
 #: Turns between compactions in every generated session.
 PERIOD = 40
@@ -126,16 +132,20 @@ def percentile(values: list[float], q: float) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     broker = start_tansu()
-    db = f"bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{db}"')
-    dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={db}"
     try:
-        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{db}"
+        return _run(args, broker.bootstrap)
+    finally:
+        broker.stop()
+
+
+def _run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
+    with scratch_database("bench_") as db:
+        dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={db}"
+        url = database_url(db)
         upgrade(url)
         name = f"lat-{uuid.uuid4().hex[:6]}"
         extra = {} if args.fetch_wait_ms is None else {"fetch_max_wait_ms": str(args.fetch_wait_ms)}
-        env = worker_env(broker.bootstrap, url, name, partitions=args.partitions, **extra)
+        env = worker_env(bootstrap, url, name, partitions=args.partitions, **extra)
         settings = load_settings(env)
         ensure_topics(settings, [settings.input_topic])
         with tempfile.TemporaryDirectory() as tmp:
@@ -166,10 +176,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         }
             finally:
                 stop_pid(proc, timeout_s=15)
-    finally:
-        broker.stop()
-        with psycopg.connect(ADMIN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
     latencies = [rows[e] - t for e, t in measured.items() if e in rows]
     missing = len(measured) - len(latencies)
     unexpected = len(set(rows) - set(sent_at))

@@ -46,9 +46,15 @@ from monitor.events import Event, decode_record
 from monitor.replay import collect
 from monitor.store.db import upgrade
 from monitor.stream.produce import produce_events
-from monitor.testing import generate_events, start_tansu, stop_pid, worker_env
+from monitor.testing import (
+    database_url,
+    generate_events,
+    scratch_database,
+    start_tansu,
+    stop_pid,
+    worker_env,
+)
 
-ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 HERE = Path(__file__).resolve()
 #: Modules a ``--compare-ref`` worker takes from git (the files this bench's fixes touch).
 SWAPPABLE = ("records", "kafka", "agents")
@@ -289,7 +295,7 @@ def run_workers(
     ref_dir: Path | None = None,
 ) -> Result:
     name = f"w-{uuid.uuid4().hex[:6]}"
-    url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{target.db}"
+    url = database_url(target.db)
     dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={target.db}"
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("TRUNCATE flags, sessions CASCADE")
@@ -349,13 +355,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     events = with_incidents(generate_events(sessions, seed=7, turns=40, prefix="t"))
     target_flags = _flag_count(events)
     broker = start_tansu()
-    db = f"bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{db}"')
     results: list[Result] = []
     try:
-        upgrade(f"postgresql+psycopg://postgres@127.0.0.1:5432/{db}")
-        with tempfile.TemporaryDirectory() as tmpdir:
+        with scratch_database("bench_") as db, tempfile.TemporaryDirectory() as tmpdir:
+            upgrade(database_url(db))
             tmp = Path(tmpdir)
             ref_dir = _git_files(args.compare_ref, tmp) if args.compare_ref else None
             for encoding in args.encodings:
@@ -385,8 +388,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                                partitions=args.partitions))  # fmt: skip
     finally:
         broker.stop()
-        with psycopg.connect(ADMIN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
     return summarise(results, args)
 
 

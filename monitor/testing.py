@@ -220,6 +220,33 @@ def generate_events(sessions: int, seed: int = 0, turns: int = 40, prefix: str =
 # --- worker processes --------------------------------------------------------------------------
 
 
+#: The local PostgreSQL server's maintenance database (trust auth), for creating scratch ones.
+PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+
+
+def database_url(name: str) -> str:
+    """SQLAlchemy URL of database ``name`` on the local PostgreSQL server."""
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+
+
+@contextlib.contextmanager
+def scratch_database(prefix: str) -> Iterator[str]:
+    """Create an empty database ``<prefix><random>`` on the local PostgreSQL server, yield its
+    name, and drop it afterwards (``WITH (FORCE)``: workers may still hold connections)."""
+    import uuid
+
+    import psycopg
+
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield name
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def read_topic(
     bootstrap: str,
     topic: str,

@@ -5,25 +5,23 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 
-from monitor.testing import start_tansu, tansu_binary
-
-PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+from monitor.testing import (
+    PG_ADMIN,
+    database_url,
+    scratch_database,
+    start_tansu,
+    tansu_binary,
+)
 
 
 @contextmanager
 def _fresh_database() -> Iterator[str]:
-    name = f"monitor_test_{uuid.uuid4().hex[:12]}"
     try:
-        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+        psycopg.connect(PG_ADMIN, connect_timeout=5).close()
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL is not answering on 127.0.0.1:5432 ({exc}); run `make services`")
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with scratch_database("monitor_test_") as name:
+        yield database_url(name)
 
 
 @pytest.fixture
