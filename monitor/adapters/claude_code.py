@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+import msgspec
+
 from monitor.adapters.base import (
     MAX_RESULT_CHARS,
     Item,
@@ -101,7 +103,7 @@ def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
         if pending is not None:
             summary = _summary_text(record)
             if summary is not None and _session_of(state, record)[0] == pending.session_id:
-                yield _with_text(pending, summary)
+                yield msgspec.structs.replace(pending, text=cap(summary))
                 pending = None
                 continue
             yield pending
@@ -113,19 +115,6 @@ def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
                 yield item
     if pending is not None:
         yield pending
-
-
-def _with_text(event: Event, text: str) -> Event:
-    return Event(
-        event_id=event.event_id,
-        session_id=event.session_id,
-        turn=event.turn,
-        ts=event.ts,
-        kind=event.kind,
-        text=cap(text),
-        compaction=event.compaction,
-        attrs=event.attrs,
-    )
 
 
 def _summary_text(record: dict[str, Any]) -> str | None:
@@ -261,22 +250,21 @@ def _user(ctx: _Ctx) -> Iterator[Item]:
     if record.get("isMeta") is True:
         return
     s = ctx.session
-    if isinstance(content, list):
-        for index, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                call_id = string(block.get("tool_use_id"))
-                name = s.calls.get(call_id, "unknown") if call_id else "unknown"
-                is_error = block.get("is_error")
-                yield ctx.event(
-                    "tool_result",
-                    f":{index}",
-                    text=cap(_result_text(block.get("content")), MAX_RESULT_CHARS),
-                    tool=Tool(
-                        name=name[:256],
-                        call_id=call_id,
-                        is_error=is_error if isinstance(is_error, bool) else None,
-                    ),
-                )
+    for index, block in content_blocks(message):
+        if block.get("type") == "tool_result":
+            call_id = string(block.get("tool_use_id"))
+            name = s.calls.get(call_id, "unknown") if call_id else "unknown"
+            is_error = block.get("is_error")
+            yield ctx.event(
+                "tool_result",
+                f":{index}",
+                text=cap(_result_text(block.get("content")), MAX_RESULT_CHARS),
+                tool=Tool(
+                    name=name[:256],
+                    call_id=call_id,
+                    is_error=is_error if isinstance(is_error, bool) else None,
+                ),
+            )
     text = _human_text(content)
     if not text:
         return
