@@ -8,8 +8,10 @@ fine. An event older than the session's newest turn is still counted but cannot 
 
 from __future__ import annotations
 
+import struct
 import zlib
 from collections.abc import Iterable
+from typing import Final
 
 import msgspec
 
@@ -27,16 +29,18 @@ SESSION_ATTRS = ("agent", "agent_version", "model", "compactor", "tenant", "pare
 _MAX_ATTR_CHARS = 128
 
 
-#: Turn numbers kept in a seen-window entry (beyond it they saturate: still ordered, never wrong).
-_TURN_CAP = 2**31 - 1
+#: A seen-window entry: the turn (big-endian, so entries compare by turn as bytes; saturating
+#: beyond 2**32 - 1: still ordered, never wrong) then the CRC-32 of the event id.
+_SEEN: Final = struct.Struct(">II")
+_SEEN_SIZE: Final = _SEEN.size
+_TURN_CAP: Final = 2**32 - 1
 
 
-def _seen_key(event: Event) -> int:
-    """``turn << 32 | CRC-32(event id)``: a seen-window entry that fits in 64 bits and sorts by
-    turn. A CRC collision needs the same turn too, so one session's few dozen recent ids never
-    collide in practice."""
+def _seen_key(event: Event) -> bytes:
+    """The event's seen-window entry. A CRC collision needs the same turn too, so one session's
+    few dozen recent ids never collide in practice."""
     crc = zlib.crc32(event.event_id.encode("utf-8", "surrogatepass"))
-    return min(event.turn, _TURN_CAP) << 32 | crc
+    return _SEEN.pack(min(event.turn, _TURN_CAP), crc)
 
 
 def new_state(event: Event) -> SessionState:
@@ -44,18 +48,25 @@ def new_state(event: Event) -> SessionState:
     return SessionState(meta=Meta(session_id=event.session_id, first_ts=event.ts, last_ts=event.ts))
 
 
-def _redelivered(meta: Meta, event: Event, key: int) -> bool:
+def _redelivered(meta: Meta, event: Event, key: bytes) -> bool:
     """Whether ``event`` was already applied: its (turn, id) is among the last ``max_seen_ids``
     events, or it is older than all of them (a redelivered stretch reaching further back than
-    the window). New events in turn order are never older than the session's newest turn."""
-    if key in meta.seen:
-        return True
-    return bool(meta.seen) and event.turn < meta.max_turn and key >> 32 <= meta.seen[0] >> 32
+    the window). New events in turn order are never older than the session's newest turn, and
+    one past it cannot be in the window: the common case costs one comparison."""
+    seen = meta.seen
+    if not seen or event.turn > meta.max_turn:
+        return False
+    at = seen.find(key)
+    while at >= 0:
+        if at % _SEEN_SIZE == 0:
+            return True
+        at = seen.find(key, at + 1)  # matched across two entries: look further
+    return event.turn < meta.max_turn and key[:4] <= seen[:4]
 
 
 def _merged_attrs(current: dict[str, str], event: Event) -> dict[str, str]:
-    if not event.attrs:
-        return current
+    if not event.attrs or event.attrs.items() <= current.items():
+        return current  # the usual case: every event of a session carries the same attrs
     update = {
         k: v[:_MAX_ATTR_CHARS]
         for k, v in event.attrs.items()
@@ -122,21 +133,36 @@ def _release(
     return state, flags
 
 
+#: Kinds that change nothing but the session's counters and seen window.
+_COUNTED_ONLY: Final = frozenset({"tool_result", "assistant_message"})
+
+
 def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
     """Process one event in order (the rules themselves)."""
     meta = state.meta
     key = _seen_key(event)
     if _redelivered(meta, event, key):
         return state, []
+    keep = _SEEN_SIZE * (cfg.max_seen_ids - 1)
+    seen = meta.seen[-keep:] + key if keep > 0 else key
+    last_ts = event.ts if event.ts > meta.last_ts else meta.last_ts
+    max_turn = event.turn if event.turn > meta.max_turn else meta.max_turn
+    attrs = _merged_attrs(meta.attrs, event)
+    if event.kind in _COUNTED_ONLY and attrs is meta.attrs:
+        # About half of all events: only the counters move, and this path costs about half
+        # of the generic one below.
+        meta = msgspec.structs.replace(
+            meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
+        )
+        return SessionState(meta, state.calls, state.recent, state.instructions, state.pending), []
     calls, recent, instructions = state.calls, state.recent, state.instructions
     flags: list[Flag] = []
     changes: dict[str, object] = {
         "events": meta.events + 1,
-        "seen": (*meta.seen[-(cfg.max_seen_ids - 1) :], key) if cfg.max_seen_ids > 1 else (key,),
-        "last_ts": max(meta.last_ts, event.ts),
-        "max_turn": max(meta.max_turn, event.turn),
+        "seen": seen,
+        "last_ts": last_ts,
+        "max_turn": max_turn,
     }
-    attrs = _merged_attrs(meta.attrs, event)
     if attrs is not meta.attrs:
         changes["attrs"] = attrs
     kind = event.kind

@@ -52,9 +52,10 @@ class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     compaction_turns: tuple[int, ...] = ()
     #: Compactor version of the latest compaction.
     compactor: str | None = None
-    #: ``turn << 32 | CRC-32(event id)`` of the latest events, oldest first: drops redelivered
+    #: (turn, CRC-32 of the event id) of the latest events, oldest first, packed as 8 bytes
+    #: each (one flat object: no per-entry ints to allocate, copy or chase): drops redelivered
     #: copies, and anything older than all of them.
-    seen: tuple[int, ...] = ()
+    seen: bytes = b""
     #: Low-cardinality attributes of the session (agent, model, tenant...), from its events.
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
 

@@ -135,7 +135,7 @@ def test_state_is_bounded_and_round_trips(raw: list[tuple[str, int, str]]) -> No
     assert len(state.calls.by_fp) <= 8
     assert len(state.recent.by_fp) <= 16
     assert len(state.instructions.items) <= 4
-    assert len(state.meta.seen) <= 5
+    assert len(state.meta.seen) <= 5 * 8  # 8 bytes per entry
     assert len(state.meta.compaction_turns) <= 32
     assert decode_state(encode_state(state)) == state
 
