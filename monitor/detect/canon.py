@@ -76,6 +76,10 @@ def _float_hook(text: str) -> float | int:
 _float_normaliser: Final = msgspec.json.Decoder(float_hook=_float_hook)
 
 
+#: Argument value types whose JSON spelling is already canonical.
+_PLAIN: Final = frozenset({str, int, bool, type(None)})
+
+
 def canonical(arguments: dict[str, Any]) -> bytes:
     """Canonical JSON bytes of a call's arguments: sorted keys, compact, integral floats as ints.
 
@@ -84,6 +88,11 @@ def canonical(arguments: dict[str, Any]) -> bytes:
     """
     try:
         body = _encoder.encode(arguments)
+        for value in arguments.values():
+            if type(value) not in _PLAIN:
+                break  # a float, or a container that may hold one
+        else:
+            return body  # most calls: flat strings and integers, already canonical
         if b"." in body or b"e" in body or b"E" in body:
             body = _encoder.encode(_float_normaliser.decode(body))
         return body

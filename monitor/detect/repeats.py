@@ -86,7 +86,9 @@ def _merged(
     ``base`` is kept in last-issued order and every recent entry is newer than the base, so
     appending the recent entries after the base's others keeps that order without a sort.
     """
-    merged = {fp: turns for fp, turns in base.items() if fp not in recent}
+    merged = dict(base)  # a C-level copy; a comprehension over the base costs ~10x more
+    for fp in recent:
+        merged.pop(fp, None)
     merged.update(recent)
     excess = len(merged) - cap
     if excess > 0:
