@@ -28,13 +28,10 @@ import sys
 import time
 from typing import Any
 
-from monitor.detect import text as tx
 from monitor.detect.config import DetectConfig
 from monitor.detect.restatements import (
     Instruction,
-    _heads,
-    _keys,
-    _read,
+    cache_clear,
     find_restatements,
     instructions_in,
 )
@@ -303,10 +300,7 @@ def _message(rng: random.Random, said: list[str]) -> str:
 
 
 def _clear_memos() -> None:
-    tx.cache_clear()
-    _read.cache_clear()
-    _keys.cache_clear()
-    _heads.cache_clear()
+    cache_clear()
 
 
 def measure(

@@ -55,6 +55,7 @@ _CUE_BONUS: Final = 15.0
 _MAX_MESSAGE_TOKENS: Final = 24
 #: Memo bounds (memory only: the memos cache pure functions of their arguments).
 _MESSAGE_MEMO: Final = 64
+_SENTENCE_MEMO: Final = 1024
 _KEYS_MEMO: Final = 4096
 
 
@@ -136,6 +137,14 @@ def _read(text: str) -> _Message:
     return _Message(instructions, strong, weak, shouted, units, salient, heads)
 
 
+def cache_clear() -> None:
+    """Empty every memo of restatement matching, and of ``text`` (benchmarks measure the cost
+    without them)."""
+    for fn in (_read, _sentence_units, _keys, _heads, _specific):
+        fn.cache_clear()
+    tx.cache_clear()
+
+
 def instructions_in(text: str, turn: int, cfg: DetectConfig) -> tuple[Instruction, ...]:
     """The sentences of a user message that instruct (not questions, acks, status talk)."""
     return tuple(
@@ -160,6 +169,8 @@ def find_restatements(
     """Earlier instructions (earlier.turn < turn) that this user message restates.
 
     At most one Restatement per earlier instruction (its best-scoring sentence), best first.
+    An instruction given several times in the same words is judged once, as its earliest
+    saying: users repeat themselves verbatim, and each copy would score the same.
 
     Only instructions sharing a head with a non-generic word of the message are scored: a
     match needs matched weight ``_MIN_EVIDENCE``, which generic verbs alone ("keep", "use")
@@ -181,6 +192,7 @@ def find_restatements(
     k_min = min(fewest)
     salient, all_heads = m.salient_heads, m.heads
     found: list[Restatement] = []
+    judged: set[tuple[str, tuple[str, ...]]] = set()
     for ins in history:
         if ins.turn >= turn or salient.isdisjoint(ins.heads):
             continue
@@ -189,6 +201,10 @@ def find_restatements(
         shared = all_heads.intersection(ins.heads)
         if len(shared) < k_min:
             continue
+        same = (ins.sentence, ins.stems)
+        if same in judged:
+            continue  # said before in the same words: the earliest saying answers for it
+        judged.add(same)
         best: Restatement | None = None
         for unit, k in zip(units, fewest, strict=True):
             if len(unit.head_set.intersection(shared)) < k or _coverage_bound(unit, ins) < need:
@@ -202,7 +218,8 @@ def find_restatements(
     return found
 
 
-def _specific(weights: Sequence[int], polarity: int) -> bool:
+@functools.lru_cache(maxsize=_KEYS_MEMO)
+def _specific(weights: tuple[int, ...], polarity: int) -> bool:
     """Whether a span says enough to restate, or be restated, without a cue: ``_MIN_CONTENT``
     words that are not generic verbs, or one beside a verb or a negation ("Leave LevelIO.cs
     alone", "No emojis").
@@ -274,18 +291,34 @@ def _units(
             kept.append(sentence)
         if a.kind != "instruction":
             continue
-        pieces = tx.clauses(sentence)
-        for piece in (sentence, *pieces) if len(pieces) > 1 else (sentence,):
-            unit = _unit(piece, a if piece is sentence else None)
-            if unit.stems:
-                units.append(unit)
-                if piece is sentence:
-                    own.append(unit)
+        whole, pieces = _sentence_units(sentence)
+        units.extend(pieces)
+        if whole is not None:
+            own.append(whole)
     if len(kept) > 1:
         whole = _unit(" ".join(kept), None, kept)
         if 0 < len(whole.stems) <= _MAX_MESSAGE_TOKENS:
             units.append(whole)
     return tuple(units), own
+
+
+@functools.lru_cache(maxsize=_SENTENCE_MEMO)
+def _sentence_units(sentence: str) -> tuple[_Unit | None, tuple[_Unit, ...]]:
+    """The unit of an instructing sentence (None without tokens), and it with its clauses'.
+
+    Memoised: a pure function of the sentence, and the costliest part of reading a message;
+    sessions repeat sentences (that is what a restatement is), and boilerplate recurs.
+    """
+    pieces = tx.clauses(sentence)
+    whole: _Unit | None = None
+    units: list[_Unit] = []
+    for piece in (sentence, *pieces) if len(pieces) > 1 else (sentence,):
+        unit = _unit(piece, tx.analyse(sentence) if piece is sentence else None)
+        if unit.stems:
+            units.append(unit)
+            if piece is sentence:
+                whole = unit
+    return whole, tuple(units)
 
 
 def _unit(sentence: str, a: tx.Sentence | None, parts: list[str] | None = None) -> _Unit:
