@@ -192,7 +192,7 @@ def find_restatements(
     k_min = min(fewest)
     salient, all_heads = m.salient_heads, m.heads
     found: list[Restatement] = []
-    judged: set[tuple[str, tuple[str, ...]]] = set()
+    judged: set[tuple[str, tuple[str, ...], tuple[int, ...], int, bool]] = set()
     for ins in history:
         if ins.turn >= turn or salient.isdisjoint(ins.heads):
             continue
@@ -201,7 +201,8 @@ def find_restatements(
         shared = all_heads.intersection(ins.heads)
         if len(shared) < k_min:
             continue
-        same = (ins.sentence, ins.stems)
+        # Every feature the judgement reads (a sentence is kept cut to evidence_chars).
+        same = (ins.sentence, ins.stems, ins.weights, ins.polarity, ins.update)
         if same in judged:
             continue  # said before in the same words: the earliest saying answers for it
         judged.add(same)

@@ -137,6 +137,16 @@ def test_a_second_clause_restates_a_separate_instruction() -> None:
     assert len(got) == 2
 
 
+def test_an_instruction_said_twice_in_the_same_words_answers_once_as_its_first() -> None:
+    said = "Never modify anything under /repo/billing/migrations."
+    history = (*instructions_in(said, 1, CFG), *instructions_in(said, 3, CFG))
+    assert [r.earlier.turn for r in find_restatements(history, said, 5, CFG)] == [1]
+    # The same words with other punctuation are another saying, judged on their own.
+    other = instructions_in("Never modify anything under /repo/billing/migrations!", 2, CFG)
+    got = find_restatements((*history, *other), said, 5, CFG)
+    assert sorted(r.earlier.turn for r in got) == [1, 2]
+
+
 def test_earlier_question_is_not_an_instruction_to_restate() -> None:
     assert restates("Is checkout running 3 replicas?", "Run checkout with 3 replicas.") == []
 
