@@ -75,6 +75,7 @@ def create_app(
         topic_partitions=settings.partitions,
         topic_replication_factor=settings.replication,
         consumer_auto_offset_reset="earliest",
+        consumer_max_fetch_size=settings.fetch_max_bytes,
         broker_session_timeout=settings.session_timeout_s,
         broker_heartbeat_interval=heartbeat_interval(settings.session_timeout_s),
         web_port=settings.web_port if settings.web_port > 0 else 6066,

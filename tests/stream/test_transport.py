@@ -41,6 +41,39 @@ def test_started_consumer_fetches_with_the_configured_wait(tansu_broker: str) ->
     assert _fetcher_wait(tansu_broker, 120) == 120
 
 
+@pytest.mark.kafka
+def test_the_worker_fetches_at_most_the_configured_bytes_per_partition(tansu_broker: str) -> None:
+    """``MONITOR_FETCH_MAX_BYTES`` reaches the fetcher of the worker's started consumer."""
+    from monitor.store.db import make_engine, make_sessionmaker
+    from monitor.stream.app import create_app
+
+    settings = load_settings(
+        {
+            "MONITOR_BROKER": f"kafka://{tansu_broker}",
+            "MONITOR_FETCH_MAX_BYTES": "65536",
+            "MONITOR_WEB_PORT": "0",
+            "MONITOR_DB_URL": "sqlite://",
+        }
+    )
+    engine = make_engine("sqlite://")
+
+    async def run() -> int:
+        app = create_app(settings, make_sessionmaker(engine)).app
+        consumer = app.consumer._thread._create_consumer(asyncio.get_running_loop())
+        await consumer.start()
+        try:
+            size: int = consumer._fetcher._max_partition_fetch_bytes
+            return size
+        finally:
+            await consumer.stop()
+
+    try:
+        assert asyncio.run(run()) == 65536
+    finally:
+        engine.dispose()
+    assert load_settings({}).fetch_max_bytes == 1_048_576  # Faust's default, kept
+
+
 def test_default_is_kafkas_consumer_default() -> None:
     assert load_settings({}).fetch_max_wait_ms == 500
     assert load_settings({"MONITOR_FETCH_MAX_WAIT_MS": "100"}).fetch_max_wait_ms == 100
