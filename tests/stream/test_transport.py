@@ -16,23 +16,33 @@ from monitor.config import load_settings
 from monitor.stream import transport
 
 
-def _fetcher_wait(bootstrap: str, fetch_max_wait_ms: int | None) -> int:
-    import faust
+def _fetcher_setting(make_app: Callable[[], Any], name: str) -> int:
+    """Attribute ``name`` of the fetcher of a started consumer of the app ``make_app`` builds."""
 
     async def run() -> int:
-        app = faust.App("transport-test", broker=f"kafka://{bootstrap}", store="memory://")
-        if fetch_max_wait_ms is not None:
-            transport.install(app, fetch_max_wait_ms=fetch_max_wait_ms)
+        app = make_app()
         thread: Any = app.consumer._thread
         consumer = thread._create_consumer(asyncio.get_running_loop())
         await consumer.start()
         try:
-            wait: int = consumer._fetcher._fetch_max_wait_ms
-            return wait
+            value: int = getattr(consumer._fetcher, name)
+            return value
         finally:
             await consumer.stop()
 
     return asyncio.run(run())
+
+
+def _fetcher_wait(bootstrap: str, fetch_max_wait_ms: int | None) -> int:
+    import faust
+
+    def make_app() -> Any:
+        app = faust.App("transport-test", broker=f"kafka://{bootstrap}", store="memory://")
+        if fetch_max_wait_ms is not None:
+            transport.install(app, fetch_max_wait_ms=fetch_max_wait_ms)
+        return app
+
+    return _fetcher_setting(make_app, "_fetch_max_wait_ms")
 
 
 @pytest.mark.kafka
@@ -56,21 +66,14 @@ def test_the_worker_fetches_at_most_the_configured_bytes_per_partition(tansu_bro
         }
     )
     engine = make_engine("sqlite://")
-
-    async def run() -> int:
-        app = create_app(settings, make_sessionmaker(engine)).app
-        consumer = app.consumer._thread._create_consumer(asyncio.get_running_loop())
-        await consumer.start()
-        try:
-            size: int = consumer._fetcher._max_partition_fetch_bytes
-            return size
-        finally:
-            await consumer.stop()
-
     try:
-        assert asyncio.run(run()) == 65536
+        size = _fetcher_setting(
+            lambda: create_app(settings, make_sessionmaker(engine)).app,
+            "_max_partition_fetch_bytes",
+        )
     finally:
         engine.dispose()
+    assert size == 65536
     assert load_settings({}).fetch_max_bytes == 1_048_576  # Faust's default, kept
 
 
