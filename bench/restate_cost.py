@@ -299,10 +299,6 @@ def _message(rng: random.Random, said: list[str]) -> str:
     return " ".join(out)
 
 
-def _clear_memos() -> None:
-    cache_clear()
-
-
 def measure(
     sizes: list[int], messages: int, seed: int, cfg: DetectConfig, cold: bool
 ) -> dict[str, Any]:
@@ -330,7 +326,7 @@ def measure(
             text = _message(rng, said)
             chars += len(text)
             if cold:
-                _clear_memos()
+                cache_clear()
             start = time.perf_counter()
             found += len(find_restatements(history, text, turn, cfg))
             new = instructions_in(text, turn, cfg)
