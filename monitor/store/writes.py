@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from sqlalchemy import ColumnElement, func
+from sqlalchemy import ColumnElement, CursorResult, func
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -55,18 +55,20 @@ def flag_row(flag: Flag) -> dict[str, Any]:
 def write_flags(session: Session, flags: Sequence[Flag]) -> int:
     """Insert flags, ignoring ones already stored; return how many were new.
 
-    One statement, executed with the rows as parameters: SQLAlchemy compiles it once and
-    batches the rows itself ("insertmanyvalues"), where a multi-row VALUES would be compiled
-    anew for every batch size.
+    One statement on the table, executed with the rows as parameters: psycopg pipelines it
+    through one prepared statement. The count is the summed rowcount (a row skipped by
+    ON CONFLICT counts 0); RETURNING would send the rows through SQLAlchemy's ORM bulk path,
+    which cost two to three times as much per flag.
     """
     if not flags:
         return 0
-    stmt = (
-        _insert(session, FlagRow)
-        .on_conflict_do_nothing(index_elements=["session_id", "signal", "turn", "key"])
-        .returning(FlagRow.id)
+    stmt = _insert(session, _FLAGS).on_conflict_do_nothing(
+        index_elements=["session_id", "signal", "turn", "key"]
     )
-    return len(session.execute(stmt, [flag_row(f) for f in flags]).all())
+    result = session.execute(
+        stmt, [flag_row(f) for f in flags], execution_options={"preserve_rowcount": True}
+    )
+    return cast(CursorResult[Any], result).rowcount
 
 
 def session_row(meta: Meta, flag_times: tuple[datetime, datetime] | None) -> dict[str, Any]:
