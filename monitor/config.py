@@ -76,7 +76,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     reorder_turns: int = 0
     #: Seconds of event-time silence after which the worker drops a session's state.
     idle_expiry_s: float = 7 * 24 * 3600.0
-    #: Flags per database write batch in the sink.
+    #: Records a sink takes per write: flags per transaction, and the most session rows per
+    #: transaction in the session sink (whose records hold many summaries each).
     sink_batch: int = 500
     #: Longest wait (seconds) before a partial sink batch is written.
     sink_within_s: float = 1.0

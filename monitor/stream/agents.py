@@ -213,8 +213,8 @@ def register_detect(
                             metrics.observe_dead_letter(letter.reason)
             sends += [(topics.flags, f.session_id.encode(), flag_codec.encode(f), None)
                       for f in work.flags]  # fmt: skip
-            sends += [(topics.sessions, s.session_id.encode(), records.encode(s), None)
-                      for s in work.summaries()]  # fmt: skip
+            sends += [(topics.sessions, None, value, None)
+                      for value in records.encode(work.summaries())]  # fmt: skip
             await send_durably(app, sends)
             for first, new, marker in work.states.values():
                 await tables.save(first, new, *marker)
@@ -256,11 +256,13 @@ async def retry_forever(
             delay = min(delay * RETRY_FACTOR, RETRY_MAX_S)
 
 
-def _decode_all(values: Sequence[bytes], decode: Callable[[bytes], Any], what: str) -> list[Any]:
+def _decode_all(
+    values: Sequence[bytes], decode: Callable[[bytes], list[Any]], what: str
+) -> list[Any]:
     out = []
     for value in values:
         try:
-            out.append(decode(value))
+            out.extend(decode(value))
         except msgspec.DecodeError as exc:  # not ours to fix; the record stays in the topic
             log.error("skipping undecodable %s record: %s", what, exc)
     return out
@@ -274,10 +276,12 @@ def register_sinks(
     within_s: float,
     metrics: Metrics | None = None,
 ) -> tuple[Any, Any]:
-    """The flag sink and the session sink: batches of ``batch`` records or ``within_s`` seconds,
-    one transaction each. ``noack_take`` leaves acknowledgement to us: a batch is acknowledged
-    (and its offsets become committable) only after its transaction commits. Faust's ``take``
-    would acknowledge in a ``finally`` block, even when the write never happened."""
+    """The flag sink and the session sink: batches of ``batch`` records or ``within_s`` seconds.
+    A flag batch is one transaction; a summary batch is one per ``batch`` sessions (its records
+    hold up to ``records.SUMMARIES_PER_RECORD`` each). ``noack_take`` leaves acknowledgement to
+    us: a batch is acknowledged (and its offsets become committable) only after its writes
+    commit. Faust's ``take`` would acknowledge in a ``finally`` block, even when the write never
+    happened."""
     from monitor.store.writes import upsert_sessions, write_flags
 
     def write_flag_batch(flags: list[Flag]) -> int:
@@ -285,13 +289,19 @@ def register_sinks(
             return write_flags(session, flags)
 
     def write_session_batch(summaries: list[records.SessionSummary]) -> int:
+        """Upsert the batch's sessions, at most ``batch`` rows per transaction (a record holds
+        many summaries). A retry rewrites chunks already committed: upserts are idempotent."""
         merged = records.merge(summaries)
-        times = {s.session_id: t for s in merged if (t := s.flag_times) is not None}
-        with maker.begin() as session:
-            return upsert_sessions(session, [s.to_meta() for s in merged], times)
+        written = 0
+        for start in range(0, len(merged), batch):
+            chunk = merged[start : start + batch]
+            times = {s.session_id: t for s in chunk if (t := s.flag_times) is not None}
+            with maker.begin() as session:
+                written += upsert_sessions(session, [s.to_meta() for s in chunk], times)
+        return written
 
     def sink(
-        decode: Callable[[bytes], Any],
+        decode: Callable[[bytes], list[Any]],
         write: Callable[[list[Any]], int],
         what: str,
         observe: Callable[[int], None] | None = None,
@@ -320,7 +330,7 @@ def register_sinks(
         return run
 
     observe_flags = metrics.observe_sink_write if metrics is not None else None
-    flag_sink = sink(flag_codec.decode, write_flag_batch, "flag", observe_flags)
+    flag_sink = sink(lambda v: [flag_codec.decode(v)], write_flag_batch, "flag", observe_flags)
     session_sink = sink(records.decode, write_session_batch, "session summary")
 
     return (

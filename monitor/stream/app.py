@@ -199,10 +199,7 @@ async def _drop(
     sends: list[tuple[Any, bytes | None, bytes, Any]] = [
         (declared.flags, f.session_id.encode(), flag_codec.encode(f), None) for f in work.flags
     ]
-    sends += [
-        (declared.sessions, s.session_id.encode(), records.encode(s), None)
-        for s in work.summaries()
-    ]
+    sends += [(declared.sessions, None, value, None) for value in records.encode(work.summaries())]
     await agents.send_durably(app, sends)
     dropped = 0
     for e in found:

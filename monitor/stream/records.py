@@ -3,11 +3,16 @@
 A ``SessionSummary`` carries the absolute counters of a session's ``Meta`` (and the times of the
 flags raised by one input record), so the session sink can upsert them in any order and any
 number of times: counters only move up, first/last times only widen.
+
+Summaries travel as JSON arrays, up to ``SUMMARIES_PER_RECORD`` to a record: a run of input
+records changes hundreds of sessions, and Faust's cost per record (producing it, then
+consuming it in the sink) is many times the cost of a summary. A single JSON object, as older
+workers published, still decodes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -105,13 +110,22 @@ def merge(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:
     return list(best.values())
 
 
+#: Most summaries in one record: about 100 KiB of JSON, well under a broker's 1 MiB default.
+SUMMARIES_PER_RECORD: Final = 256
+
 _encoder: Final = msgspec.json.Encoder()
-_decoder: Final = msgspec.json.Decoder(SessionSummary)
+_decoder: Final = msgspec.json.Decoder(SessionSummary | list[SessionSummary])
 
 
-def encode(summary: SessionSummary) -> bytes:
-    return _encoder.encode(summary)
+def encode(summaries: Sequence[SessionSummary]) -> list[bytes]:
+    """Record values for ``summaries``: JSON arrays of up to ``SUMMARIES_PER_RECORD``."""
+    return [
+        _encoder.encode(summaries[i : i + SUMMARIES_PER_RECORD])
+        for i in range(0, len(summaries), SUMMARIES_PER_RECORD)
+    ]
 
 
-def decode(data: bytes) -> SessionSummary:
-    return _decoder.decode(data)
+def decode(data: bytes) -> list[SessionSummary]:
+    """The summaries of one record: an array, or one object (as older workers wrote)."""
+    value = _decoder.decode(data)
+    return value if isinstance(value, list) else [value]

@@ -2,11 +2,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.detect.session import Meta
-from monitor.stream.records import SessionSummary, decode, encode, merge, summarise
+from monitor.stream.records import (
+    SUMMARIES_PER_RECORD,
+    SessionSummary,
+    decode,
+    encode,
+    merge,
+    summarise,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -50,8 +58,24 @@ def test_merge_keeps_one_latest_summary_per_session_with_widened_flag_times(
 def test_summary_round_trips_and_restores_the_counters() -> None:
     meta = Meta(session_id="s", first_ts=T0, last_ts=T0, max_turn=9, events=10, tool_calls=4,
                 compactions=2, repeat_flags=1, compactor="c1", attrs={"agent": "x"})  # fmt: skip
-    summary = decode(encode(summarise(meta)))
+    [value] = encode([summarise(meta)])
+    [summary] = decode(value)
     back = summary.to_meta()
     for field in ("session_id", "max_turn", "events", "tool_calls", "compactions",
                   "repeat_flags", "compactor", "attrs"):  # fmt: skip
         assert getattr(back, field) == getattr(meta, field)
+
+
+@given(summaries)
+def test_summaries_travel_in_arrays_of_bounded_size_and_come_back_in_order(
+    items: list[SessionSummary],
+) -> None:
+    many = items * 30  # up to 600: several records
+    values = encode(many)
+    assert len(values) == -(-len(many) // SUMMARIES_PER_RECORD)
+    assert [s for v in values for s in decode(v)] == many
+
+
+def test_a_single_summary_object_from_an_older_worker_still_decodes() -> None:
+    s = _summary("a", 3, 1)
+    assert decode(msgspec.json.encode(s)) == [s]
