@@ -9,8 +9,9 @@ once with batch records (``monitor produce``'s default), then times in the same 
 * worker: the worker (``monitor.stream.app``, one process), until every event's session row and
   every flag is in Postgres;
 * worker x2: two workers in one group on the same partitions (batch records; the scale-out factor);
-* with ``--compare-ref REF``: the worker again with ``monitor/stream/{agents,records,kafka}.py``
-  taken from git ``REF``, so before/after figures come from one run on one noisy machine.
+* with ``--compare-ref REF``: the worker again with
+  ``monitor/stream/{agents,records,kafka,tables}.py`` taken from git ``REF``, so before/after
+  figures come from one run on one noisy machine.
 
 Every Faust run is timed from its first input record (a sensor notes it) to done, so group joins
 and start-up are left out alike; the floor is timed from its first fetched record. Each worker run
@@ -57,7 +58,7 @@ from monitor.testing import (
 
 HERE = Path(__file__).resolve()
 #: Modules a ``--compare-ref`` worker takes from git (the files this bench's fixes touch).
-SWAPPABLE = ("records", "kafka", "agents")
+SWAPPABLE = ("records", "kafka", "tables", "agents")  # agents imports the others
 #: Longest any one run may take (seconds).
 RUN_LIMIT_S = 900.0
 

@@ -11,6 +11,12 @@ it. A record re-delivered after a crash (its offset was never committed, but its
 saved) is recognised by that marker and skipped whole, however many events it holds; the
 core's own seen-id window only has to catch duplicates a producer sent twice.
 
+Decoding every part of a session for every run of records cost the worker about as much as
+detection itself, so the most recently saved states stay decoded (``STATE_CACHE_SESSIONS``).
+A cached state is used only while the table still holds the very ``meta`` object it was saved
+with: every change writes ``meta`` anew, and recovery or a rebalance puts new objects in the
+table, so anything but the worker's own last save decodes afresh.
+
 Sessions leave the table through ``delete`` (the worker's expiry sweep), which writes a tombstone
 per part, ``meta`` last, so a crash mid-delete again leaves a state the next sweep finishes. One
 lock orders ``save`` and ``delete``: the detect agent and the sweep share the event loop, and each
@@ -51,6 +57,8 @@ def state_key(session_id: str, part: Part) -> bytes:
 
 
 _META_SUFFIX: Final = b"\0meta"
+#: Decoded states kept (most recently used). At ~6 KB each, 4096 states are ~25 MB.
+STATE_CACHE_SESSIONS: Final = 4096
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,8 @@ class SessionTables:
             help="Detector state by session id and part; meta carries the applied offset.",
         )
         self._lock = asyncio.Lock()
+        #: session id -> (the ``meta`` value saved, the state it was saved from).
+        self._decoded: dict[str, tuple[bytes, SessionState]] = {}
 
     def load(self, session_id: str) -> tuple[SessionState | None, tuple[int, int] | None]:
         """The saved state of a session and the (partition, offset) of the record behind it."""
@@ -85,6 +95,10 @@ class SessionTables:
         if raw is None:
             return None, None
         partition, offset = _MARKER.unpack_from(raw)
+        cached = self._decoded.pop(session_id, None)
+        if cached is not None and cached[0] is raw:
+            self._decoded[session_id] = cached  # most recently used last
+            return cached[1], (partition, offset)
         meta = decode_part("meta", raw[_MARKER.size :])
         assert isinstance(meta, Meta)
         parts: dict[str, Any] = {}
@@ -124,7 +138,15 @@ class SessionTables:
                 self.table.data[key] = value
                 await self.app.producer.send(topic, key, value, partition, None, None)
                 written += 1
+            self._remember(sid, value, new)  # ``value`` is meta's: written last
             return written
+
+    def _remember(self, session_id: str, meta_value: bytes, state: SessionState) -> None:
+        cache = self._decoded
+        cache.pop(session_id, None)
+        cache[session_id] = (meta_value, state)
+        if len(cache) > STATE_CACHE_SESSIONS:
+            del cache[next(iter(cache))]  # the least recently used
 
     def meta_keys(self) -> list[bytes]:
         """The ``meta`` keys held now (a snapshot: the sweep works through it in slices)."""
@@ -160,6 +182,7 @@ class SessionTables:
             keys = [state_key(session_id, part) for part in _WRITE_ORDER]
             for key in keys:
                 self.table.data.pop(key, None)
+            self._decoded.pop(session_id, None)
             for key in keys:
                 await self.app.producer.send(topic, key, None, partition, None, None)
             return True
