@@ -283,6 +283,9 @@ def test_faust_sensor_records_lag_commits_and_rebalances() -> None:
     assert value(m, "consumer_lag_messages", topic="agent-events", partition="0") == 90
     monitor.track_tp_end_offset(tp1, 5)
     assert value(m, "consumer_lag_messages", topic="agent-events", partition="1") == 0
+    monitor.on_tp_commit({tp0: 100})
+    monitor.track_tp_end_offset(tp0, 130)  # every record of a fetch reports the same end
+    assert value(m, "consumer_lag_messages", topic="agent-events", partition="0") == 30
 
     state = monitor.on_commit_initiated(None)
     monitor.on_commit_completed(None, state)
@@ -292,3 +295,8 @@ def test_faust_sensor_records_lag_commits_and_rebalances() -> None:
     monitor.on_rebalance_start(app)
     assert value(m, "consumer_rebalances_total") == 1
     assert value(m, "consumer_lag_messages", topic="agent-events", partition="0") is None
+    # Faust forgets offsets on a rebalance; the partition comes back at the same end, and its
+    # first record after the next commit sets the lag again.
+    monitor.on_tp_commit({tp0: 100})
+    monitor.track_tp_end_offset(tp0, 130)
+    assert value(m, "consumer_lag_messages", topic="agent-events", partition="0") == 30
