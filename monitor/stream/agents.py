@@ -146,15 +146,25 @@ class Work:
         self.flags.extend(outcome.flags)
         self.events += outcome.events
 
-    def summaries(self) -> list[records.SessionSummary]:
-        """Session summaries of the sessions the run changed that the store keeps."""
+    def summaries_by_partition(self) -> dict[int, list[records.SessionSummary]]:
+        """Summaries of the sessions the run changed that the store keeps, by the sessions'
+        input partition."""
         by_session: dict[str, list[Flag]] = {}
         for f in self.flags:
             by_session.setdefault(f.session_id, []).append(f)
+        out: dict[int, list[records.SessionSummary]] = {}
+        for sid, (old, new, marker) in self.states.items():
+            if new is not old and records.is_reportable(new.meta):
+                summary = records.summarise(new.meta, by_session.get(sid, ()))
+                out.setdefault(marker[0], []).append(summary)
+        return out
+
+    def summary_sends(self, topic: Any) -> list[tuple[Any, bytes | None, bytes, Any]]:
+        """Records of the run's summaries, keyed by input partition (``records.partition_key``)."""
         return [
-            records.summarise(new.meta, by_session.get(sid, ()))
-            for sid, (old, new, _) in self.states.items()
-            if new is not old and records.is_reportable(new.meta)
+            (topic, records.partition_key(partition), value, None)
+            for partition, group in self.summaries_by_partition().items()
+            for value in records.encode(group)
         ]
 
 
@@ -213,8 +223,7 @@ def register_detect(
                             metrics.observe_dead_letter(letter.reason)
             sends += [(topics.flags, f.session_id.encode(), flag_codec.encode(f), None)
                       for f in work.flags]  # fmt: skip
-            sends += [(topics.sessions, None, value, None)
-                      for value in records.encode(work.summaries())]  # fmt: skip
+            sends += work.summary_sends(topics.sessions)
             await send_durably(app, sends)
             for first, new, marker in work.states.values():
                 await tables.save(first, new, *marker)

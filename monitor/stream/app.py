@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from monitor import flags as flag_codec
 from monitor.config import Settings
 from monitor.detect import DetectConfig, flush
-from monitor.stream import agents, records, schedule, topics, transport
+from monitor.stream import agents, schedule, topics, transport
 from monitor.stream.kafka import faust_broker_credentials
 from monitor.stream.tables import Expirable, SessionTables
 
@@ -199,7 +199,7 @@ async def _drop(
     sends: list[tuple[Any, bytes | None, bytes, Any]] = [
         (declared.flags, f.session_id.encode(), flag_codec.encode(f), None) for f in work.flags
     ]
-    sends += [(declared.sessions, None, value, None) for value in records.encode(work.summaries())]
+    sends += work.summary_sends(declared.sessions)
     await agents.send_durably(app, sends)
     dropped = 0
     for e in found:

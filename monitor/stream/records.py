@@ -125,6 +125,16 @@ def encode(summaries: Sequence[SessionSummary]) -> list[bytes]:
     ]
 
 
+def partition_key(input_partition: int) -> bytes:
+    """Key of the summary records for sessions of ``input_partition``.
+
+    The order of a session's summaries does not matter, but which sink writes them does: keyed
+    this way, every summary of a session lands in one partition, so one sink upserts its row
+    and two workers' sinks never wait on each other's row locks.
+    """
+    return b"input-%d" % input_partition
+
+
 def decode(data: bytes) -> list[SessionSummary]:
     """The summaries of one record: an array, or one object (as older workers wrote)."""
     value = _decoder.decode(data)

@@ -11,6 +11,8 @@ from monitor.events import BadEvent, decode_record, encode_batch
 from monitor.replay import collect
 from monitor.stream import agents
 from monitor.stream.agents import process, retry_forever
+from monitor.stream.records import decode as decode_summaries
+from monitor.stream.records import is_reportable, partition_key
 from monitor.testing import generate_events
 
 CFG = DetectConfig()
@@ -60,6 +62,32 @@ def test_a_record_seen_before_a_crash_is_skipped_whole() -> None:
     # The same bytes at a new offset (a producer duplicate) are not skipped by the marker.
     later = process(decode_record(records[0]), store.load, CFG, (0, len(records)))
     assert later.states
+
+
+def test_summaries_go_out_in_arrays_keyed_by_the_sessions_input_partition() -> None:
+    """Every summary of a session lands under one key, so one sink writes its row."""
+    events = generate_events(40, seed=6)
+    sessions = sorted({e.session_id for e in events})
+    home = {sid: i % 3 for i, sid in enumerate(sessions)}  # as a keyed producer would
+    records = [
+        r for sid in sessions for r in _records([e for e in events if e.session_id == sid], 5)
+    ]
+    work = agents.Work(Store().load)
+    keys_by_session: dict[str, set[bytes]] = {}
+    for offset, record in enumerate(records):
+        items = decode_record(record)
+        source = (home[items[0].session_id], offset)  # type: ignore[union-attr]
+        work.add(process(items, work.load, CFG, source), source)
+    sends = work.summary_sends("sessions")
+    assert len(sends) == len({home[s] for s in work.states})  # one array per partition here
+    for topic, key, value, _ in sends:
+        assert topic == "sessions" and key is not None
+        for summary in decode_summaries(value):
+            keys_by_session.setdefault(summary.session_id, set()).add(key)
+            assert key == partition_key(home[summary.session_id])
+    reportable = {sid for sid, (_, new, _) in work.states.items() if is_reportable(new.meta)}
+    assert set(keys_by_session) == reportable and reportable
+    assert all(len(keys) == 1 for keys in keys_by_session.values())
 
 
 def test_bad_items_are_reported_and_do_not_stop_the_record() -> None:
