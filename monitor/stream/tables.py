@@ -11,8 +11,9 @@ it. A record re-delivered after a crash (its offset was never committed, but its
 saved) is recognised by that marker and skipped whole, however many events it holds; the
 core's own seen-id window only has to catch duplicates a producer sent twice.
 
-Decoding every part of a session for every run of records cost the worker about as much as
-detection itself, so the most recently saved states stay decoded (``STATE_CACHE_SESSIONS``).
+Decoding every part of a session for every run of records took about as much of the worker as
+detection itself (8% and 9% of a profile on single-event records), so the most recently saved
+states stay decoded (``STATE_CACHE_SESSIONS``).
 A cached state is used only while the table still holds the very ``meta`` object it was saved
 with: every change writes ``meta`` anew, and recovery or a rebalance puts new objects in the
 table, so anything but the worker's own last save decodes afresh.
