@@ -12,7 +12,7 @@ workers published, still decodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Final
 
@@ -110,19 +110,32 @@ def merge(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:
     return list(best.values())
 
 
-#: Most summaries in one record: about 100 KiB of JSON, well under a broker's 1 MiB default.
+#: Most summaries in one record (typically ~350 bytes each: ~90 KiB).
 SUMMARIES_PER_RECORD: Final = 256
+#: Most bytes in one record, well under a broker's 1 MiB default. Summaries are small, but a
+#: producer may send long attribute values (the compactor version is free text).
+RECORD_BYTES: Final = 512 * 1024
 
 _encoder: Final = msgspec.json.Encoder()
 _decoder: Final = msgspec.json.Decoder(SessionSummary | list[SessionSummary])
 
 
-def encode(summaries: Sequence[SessionSummary]) -> list[bytes]:
-    """Record values for ``summaries``: JSON arrays of up to ``SUMMARIES_PER_RECORD``."""
-    return [
-        _encoder.encode(summaries[i : i + SUMMARIES_PER_RECORD])
-        for i in range(0, len(summaries), SUMMARIES_PER_RECORD)
-    ]
+def encode(summaries: Iterable[SessionSummary]) -> list[bytes]:
+    """Record values for ``summaries``: JSON arrays of up to ``SUMMARIES_PER_RECORD`` and
+    ``RECORD_BYTES`` (a summary larger than that on its own travels alone)."""
+    out: list[bytes] = []
+    chunk: list[bytes] = []
+    size = 2  # the brackets
+    for summary in summaries:
+        data = _encoder.encode(summary)
+        if chunk and (len(chunk) == SUMMARIES_PER_RECORD or size + len(data) + 1 > RECORD_BYTES):
+            out.append(b"[" + b",".join(chunk) + b"]")
+            chunk, size = [], 2
+        chunk.append(data)
+        size += len(data) + 1
+    if chunk:
+        out.append(b"[" + b",".join(chunk) + b"]")
+    return out
 
 
 def partition_key(input_partition: int) -> bytes:

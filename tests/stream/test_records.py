@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from monitor.detect.session import Meta
 from monitor.stream.records import (
+    RECORD_BYTES,
     SUMMARIES_PER_RECORD,
     SessionSummary,
     decode,
@@ -74,6 +75,20 @@ def test_summaries_travel_in_arrays_of_bounded_size_and_come_back_in_order(
     values = encode(many)
     assert len(values) == -(-len(many) // SUMMARIES_PER_RECORD)
     assert [s for v in values for s in decode(v)] == many
+
+
+@given(st.lists(st.integers(0, 300_000), min_size=1, max_size=12))
+def test_records_stay_under_the_byte_bound_unless_one_summary_is_larger(sizes: list[int]) -> None:
+    """A producer may send long attribute values; a record never grows past RECORD_BYTES by
+    packing, and nothing is lost or reordered."""
+    many = [
+        msgspec.structs.replace(_summary(f"s{i}", 1, None), compactor="c" * n)
+        for i, n in enumerate(sizes)
+    ]
+    values = encode(many)
+    assert [s for v in values for s in decode(v)] == many
+    for v in values:
+        assert len(v) <= RECORD_BYTES or len(decode(v)) == 1
 
 
 def test_a_single_summary_object_from_an_older_worker_still_decodes() -> None:
