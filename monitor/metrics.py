@@ -324,16 +324,11 @@ def install_faust_sensor(app: faust.App, metrics: Metrics) -> None:
     class OnCallMonitor(Monitor):
         """Faust's in-memory monitor, plus the few series on-call needs."""
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            #: End offsets the lag gauge was last updated for (cleared on rebalance).
-            self._ends: dict[Any, int] = {}
-
         def track_tp_end_offset(self, tp: Any, offset: int) -> None:
             # Faust calls this for every record it hands on; the end moves once per fetch.
-            if self._ends.get(tp) == offset:
+            # (Faust's own record of the ends is emptied on a rebalance, as the gauge is.)
+            if self.tp_end_offsets.get(tp) == offset:
                 return
-            self._ends[tp] = offset
             super().track_tp_end_offset(tp, offset)
             self._update_lag(tp)
 
@@ -357,7 +352,6 @@ def install_faust_sensor(app: faust.App, metrics: Metrics) -> None:
             state: dict[Any, Any] = super().on_rebalance_start(app)
             metrics.observe_rebalance()
             metrics.clear_consumer_lag()
-            self._ends.clear()
             return state
 
     app.monitor = OnCallMonitor()
