@@ -2,8 +2,11 @@
 time: the store ends equal to an offline replay of the same events (nothing lost, nothing twice).
 
 ``KILL_STREAM_SESSIONS`` sessions of about 30 events each travel as batch records
-(``monitor produce``'s encoding). Kill points are fractions of the expected flags already in the
-store, drawn from a seeded generator, so a run is repeatable and the kills land mid-stream.
+(``monitor produce``'s encoding). The stream goes out in ``KILLS + 1`` parts, the next only after
+a kill, so every kill lands before the end of the stream however fast the worker is. Each kill
+waits for a seeded random fraction of its part's flags to reach the store, then a seeded random
+delay. Whether a kill also lands inside its part's run of records depends on the worker's pace:
+in the runs measured here the first usually came after its part was done, the other two inside.
 """
 
 from __future__ import annotations
@@ -32,24 +35,28 @@ def test_three_sigkills_at_random_points_lose_and_duplicate_nothing(rig: Rig) ->
     want_flags, want_sessions = expected(events, rig.settings)
     assert len(want_flags) > 1000
     rng = random.Random(SEED)
-    # Kill points: increasing fractions of the final flag count, spread over the stream.
-    points = sorted(rng.uniform(0.1, 0.85) for _ in range(KILLS))
+    bounds = [len(events) * i // (KILLS + 1) for i in range(KILLS + 2)]
+    # Flags an offline replay of each prefix writes: the store's count once that prefix is in.
+    before = [len(expected(events[:end], rig.settings)[0]) for end in bounds[: KILLS + 1]]
     worker = rig.start()
     started = time.monotonic()
-    produce_events(events, rig.settings, batch=True)
     seen: list[int] = []
-    for point in points:
+    for i in range(KILLS):
+        produce_events(events[bounds[i] : bounds[i + 1]], rig.settings, batch=True)
         # Past the previous kill too: each kill lands after the restarted worker made progress.
-        target = max(int(point * len(want_flags)), seen[-1] + 50 if seen else 0)
+        part = before[i + 1] - before[i]
+        target = max(before[i] + int(rng.uniform(0.1, 0.85) * part), seen[-1] + 50 if seen else 1)
         wait_until(lambda t=target: len(rig.flags()) >= t, rig, timeout_s=120)
         # A random extra delay moves the kill off the polling grid, into a run of records.
         time.sleep(rng.uniform(0.0, 0.5))
         kill(worker)
         seen.append(len(rig.flags()))
         worker = rig.start()
-    assert all(0 < n < len(want_flags) for n in seen), f"a kill missed the stream: {seen}"
+    produce_events(events[bounds[KILLS] :], rig.settings, batch=True)
+    # Each kill landed inside its own part of the stream, and short of what that part adds.
+    assert all(before[i] < n <= before[i + 1] for i, n in enumerate(seen)), (seen, before)
     rig.wait_for(want_flags, want_sessions, timeout_s=150)
     print(
         f"\n{len(events)} events, {len(want_flags)} flags, {len(want_sessions)} sessions,"
-        f" kills at {seen} flags, {time.monotonic() - started:.1f}s"
+        f" kills at {seen} flags (parts start at {before}), {time.monotonic() - started:.1f}s"
     )
