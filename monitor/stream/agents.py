@@ -159,6 +159,13 @@ class Work:
                 out.setdefault(marker[0], []).append(summary)
         return out
 
+    def sends(self, flags: Any, sessions: Any) -> list[tuple[Any, bytes | None, bytes, Any]]:
+        """Records of the run's flags (one each, keyed by session) and of its summaries."""
+        out: list[tuple[Any, bytes | None, bytes, Any]] = [
+            (flags, f.session_id.encode(), flag_codec.encode(f), None) for f in self.flags
+        ]
+        return out + self.summary_sends(sessions)
+
     def summary_sends(self, topic: Any) -> list[tuple[Any, bytes | None, bytes, Any]]:
         """Records of the run's summaries, keyed by input partition (``records.partition_key``)."""
         return [
@@ -221,9 +228,7 @@ def register_detect(
                         sends.append((topics.deadletter, message.key, letter.payload, headers))
                         if metrics is not None:
                             metrics.observe_dead_letter(letter.reason)
-            sends += [(topics.flags, f.session_id.encode(), flag_codec.encode(f), None)
-                      for f in work.flags]  # fmt: skip
-            sends += work.summary_sends(topics.sessions)
+            sends += work.sends(topics.flags, topics.sessions)
             await send_durably(app, sends)
             for first, new, marker in work.states.values():
                 await tables.save(first, new, *marker)

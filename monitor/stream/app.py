@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from monitor import flags as flag_codec
 from monitor.config import Settings
 from monitor.detect import DetectConfig, flush
 from monitor.stream import agents, schedule, topics, transport
@@ -196,11 +195,7 @@ async def _drop(
             flags=raised, states={new.meta.session_id: (e.state, new)}, bad=[], events=0
         )
         work.add(outcome, (e.partition, -1))
-    sends: list[tuple[Any, bytes | None, bytes, Any]] = [
-        (declared.flags, f.session_id.encode(), flag_codec.encode(f), None) for f in work.flags
-    ]
-    sends += work.summary_sends(declared.sessions)
-    await agents.send_durably(app, sends)
+    await agents.send_durably(app, work.sends(declared.flags, declared.sessions))
     dropped = 0
     for e in found:
         dropped += await tables.delete(e.state.meta.session_id, e.partition, e.meta_record)
