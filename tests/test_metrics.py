@@ -8,17 +8,21 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.detect import detect_all
 from monitor.events import KINDS, Compaction, Event, Tool
 from monitor.flags import Flag
 from monitor.metrics import (
+    LAG_BUCKETS,
     MAX_LABEL_CHARS,
     OTHER,
     PREFIX,
+    PROCESSING_BUCKETS,
     UNKNOWN,
+    EventCounter,
+    EventHistogram,
     LabelFolder,
     Metrics,
     build_metrics,
@@ -300,3 +304,48 @@ def test_faust_sensor_records_lag_commits_and_rebalances() -> None:
     monitor.on_tp_commit({tp0: 100})
     monitor.track_tp_end_offset(tp0, 130)
     assert value(m, "consumer_lag_messages", topic="agent-events", partition="0") == 30
+
+
+# --- the per-event collectors ---------------------------------------------------------------------
+
+
+def _samples(registry: CollectorRegistry) -> list[tuple[str, dict[str, str], float]]:
+    return [
+        (s.name, s.labels, s.value)
+        for fam in registry.collect()
+        for s in fam.samples
+        if not s.name.endswith("_created")  # the plain-int collectors keep no creation time
+    ]
+
+
+@given(
+    st.lists(
+        st.floats(min_value=0.0, max_value=1e6, allow_nan=False)
+        | st.sampled_from([*PROCESSING_BUCKETS, *LAG_BUCKETS]),  # exactly on a bound
+        max_size=50,
+    )
+)
+def test_event_histogram_exposes_what_a_prometheus_histogram_does(values: list[float]) -> None:
+    for buckets in (PROCESSING_BUCKETS, LAG_BUCKETS):
+        ours, theirs = CollectorRegistry(), CollectorRegistry()
+        fast = EventHistogram("h_seconds", "doc", buckets, ours)
+        slow = Histogram("h_seconds", "doc", buckets=buckets, registry=theirs)
+        for v in values:
+            fast.observe(v)
+            slow.observe(v)
+        got, want = _samples(ours), _samples(theirs)
+        assert [(n, lb) for n, lb, _ in got] == [(n, lb) for n, lb, _ in want]
+        assert [v for *_, v in got] == pytest.approx([v for *_, v in want])
+
+
+@given(st.lists(st.sampled_from(KINDS), max_size=50))
+def test_event_counter_exposes_what_a_prometheus_counter_does(kinds: list[str]) -> None:
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    fast = EventCounter("c_total", "doc", "kind", KINDS, ours)
+    slow = Counter("c_total", "doc", ["kind"], registry=theirs)
+    for kind in KINDS:
+        slow.labels(kind=kind)
+    for kind in kinds:
+        fast.inc(kind)
+        slow.labels(kind=kind).inc()
+    assert _samples(ours) == _samples(theirs)
