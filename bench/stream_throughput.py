@@ -14,8 +14,12 @@ once with batch records (``monitor produce``'s default), then times in the same 
   figures come from one run on one noisy machine.
 
 Every Faust run is timed from its first input record (a sensor notes it) to done, so group joins
-and start-up are left out alike; the floor is timed from its first fetched record. Each worker run
-gets its own consumer group, state and output topics; Postgres tables are emptied between runs.
+and start-up are left out alike; the floor is timed from its first fetched record. Each run also
+reports the CPU time it cost per event (from ``/proc``): its own process(es), the broker's, and
+Postgres' (the worker's sinks write there). The broker and Postgres share the machine's cpus with
+the worker, so CPU per event is the steadier figure when comparing code on a busy machine. Each
+worker run gets its own consumer group, state and output topics; Postgres tables are emptied
+between runs.
 
     .venv/bin/python bench/stream_throughput.py [--events 200000] [--partitions 4]
         [--compare-ref HEAD] [--json]
@@ -34,7 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -95,6 +99,65 @@ def machine() -> str:
     return f"{os.cpu_count()} cpus, {model}, python {platform.python_version()}"
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads); 0.0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+def postgres_pids() -> list[int]:
+    """Every postgres server process on this machine (backends come and go with connections)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+@dataclass
+class CpuClock:
+    """CPU time the broker and Postgres spend from ``start`` on (a backend that exits before
+    ``used`` is read takes its time with it; the worker's pooled connections stay)."""
+
+    broker_pid: int
+    at_start: dict[int, float] = field(default_factory=dict)
+
+    def start(self) -> None:
+        self.at_start = {pid: cpu_seconds(pid) for pid in (self.broker_pid, *postgres_pids())}
+
+    def used(self) -> dict[str, float]:
+        def since(pid: int) -> float:
+            return cpu_seconds(pid) - self.at_start.get(pid, 0.0)
+
+        return {
+            "broker": since(self.broker_pid),
+            "postgres": sum(since(pid) for pid in postgres_pids()),
+        }
+
+
+def _mark(path: Path) -> None:
+    """Note the wall time and this process's CPU time (the first input record's moment)."""
+    path.write_text(f"{time.time()!r} {time.process_time()!r}")
+
+
+def _read_mark(path: Path) -> tuple[float, float] | None:
+    try:
+        wall, cpu = path.read_text().split()
+        return float(wall), float(cpu)
+    except (OSError, ValueError):
+        return None
+
+
 # --- child processes: a worker with a first-record sensor, a decode-only Faust agent -----------
 
 
@@ -108,7 +171,7 @@ def _first_record_sensor(app: Any, topic: str, mark: Path) -> None:
         def on_message_in(self, tp: Any, offset: int, message: Any) -> None:
             if not self.seen and tp.topic == topic:
                 self.seen = True
-                mark.write_text(repr(time.time()))
+                _mark(mark)
 
     app.sensors.add(FirstRecord())
 
@@ -168,7 +231,7 @@ def child_decoder(mark: Path, done: Path, expected: int) -> None:
         async for value in stream:
             events += len(decode_record(value))
             if events >= expected and not done.exists():
-                done.write_text(repr(time.time()))
+                _mark(done)
 
     app.agent(topic, name="decode-only")(decode_only)
     _first_record_sensor(app, settings.input_topic, mark)
@@ -189,13 +252,6 @@ def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
         )
 
 
-def _read_time(path: Path) -> float | None:
-    try:
-        return float(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 # --- the three measurements ---------------------------------------------------------------------
 
 
@@ -206,6 +262,8 @@ class Result:
     events: int
     records: int
     seconds: float
+    #: CPU seconds over the run: "own" (the run's process or processes), "broker", "postgres".
+    cpu: dict[str, float] = field(default_factory=dict)
 
     @property
     def events_per_s(self) -> float:
@@ -216,7 +274,9 @@ class Result:
         return self.records / self.seconds if self.seconds > 0 else 0.0
 
 
-async def _drain(bootstrap: str, topic: str, expected: int) -> tuple[float, int]:
+async def _drain(
+    bootstrap: str, topic: str, expected: int, clock: CpuClock
+) -> tuple[float, float, int]:
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     consumer = AIOKafkaConsumer(
@@ -235,23 +295,31 @@ async def _drain(bootstrap: str, topic: str, expected: int) -> tuple[float, int]
             fetched = await consumer.getmany(timeout_ms=500)
             for messages in fetched.values():
                 if first is None and messages:
-                    first = time.perf_counter()
+                    first, first_cpu = time.perf_counter(), time.process_time()
+                    clock.start()
                 for message in messages:
                     events += len(decode_record(message.value or b""))
                     records += 1
         assert first is not None and events >= expected, f"floor saw {events} of {expected}"
-        return time.perf_counter() - first, records
+        return time.perf_counter() - first, time.process_time() - first_cpu, records
     finally:
         await consumer.stop()
 
 
-def run_floor(bootstrap: str, topic: str, expected: int, encoding: str) -> Result:
-    seconds, records = asyncio.run(_drain(bootstrap, topic, expected))
-    return Result("floor: aiokafka + decode", encoding, expected, records, seconds)
+def run_floor(bootstrap: str, topic: str, expected: int, encoding: str, clock: CpuClock) -> Result:
+    seconds, cpu, records = asyncio.run(_drain(bootstrap, topic, expected, clock))
+    cpus = {"own": cpu, **clock.used()}
+    return Result("floor: aiokafka + decode", encoding, expected, records, seconds, cpus)
 
 
 def run_decoder(
-    bootstrap: str, topic: str, expected: int, records: int, encoding: str, tmp: Path
+    bootstrap: str,
+    topic: str,
+    expected: int,
+    records: int,
+    encoding: str,
+    tmp: Path,
+    clock: CpuClock,
 ) -> Result:
     name = f"dec-{uuid.uuid4().hex[:6]}"
     env = worker_env(bootstrap, "sqlite://", name, input_topic=topic)
@@ -263,15 +331,21 @@ def run_decoder(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
-        while (end := _read_time(done)) is None:
+        started = False
+        while (end := _read_mark(done)) is None:
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise SystemExit(f"decode-only agent did not finish; see {tmp / name}.log")
+            if not started and mark.exists():
+                clock.start()
+                started = True
             time.sleep(0.05)
-        start = _read_time(mark)
+        cpus = clock.used()
+        start = _read_mark(mark)
         assert start is not None
     finally:
         stop_pid(proc, timeout_s=15)
-    return Result("faust: decode-only agent", encoding, expected, records, end - start)
+    cpus["own"] = end[1] - start[1]
+    return Result("faust: decode-only agent", encoding, expected, records, end[0] - start[0], cpus)
 
 
 @dataclass
@@ -291,6 +365,7 @@ def run_workers(
     encoding: str,
     tmp: Path,
     label: str,
+    clock: CpuClock,
     workers: int = 1,
     partitions: int = 4,
     ref_dir: Path | None = None,
@@ -310,8 +385,12 @@ def run_workers(
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
         events = flags = 0
+        started = False
         with psycopg.connect(dsn, autocommit=True) as conn:
             while events < target.events or flags < target.flags:
+                if not started and any(m.exists() for m in marks):
+                    clock.start()
+                    started = True
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                     raise SystemExit(
                         f"{label}: {events}/{target.events} events, {flags}/{target.flags} flags;"
@@ -325,11 +404,16 @@ def run_workers(
                 assert row is not None
                 events, flags = int(row[0]), int(row[1])
         end = time.time()
-        starts = [t for m in marks if (t := _read_time(m)) is not None]
+        cpus = clock.used()
+        ends = [cpu_seconds(p.pid) for p in procs]
+        firsts = [_read_mark(m) for m in marks]
     finally:
         for proc in procs:
             stop_pid(proc, timeout_s=15)
-    return Result(label, encoding, target.events, target.records, end - min(starts))
+    # A worker's CPU counts from its first record (start-up and the group join are left out).
+    cpus["own"] = sum(e - (f[1] if f else 0.0) for e, f in zip(ends, firsts, strict=True))
+    wall = end - min(f[0] for f in firsts if f is not None)
+    return Result(label, encoding, target.events, target.records, wall, cpus)
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -356,6 +440,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     events = with_incidents(generate_events(sessions, seed=7, turns=40, prefix="t"))
     target_flags = _flag_count(events)
     broker = start_tansu()
+    clock = CpuClock(broker.process.pid)
     results: list[Result] = []
     try:
         with scratch_database("bench_") as db, tempfile.TemporaryDirectory() as tmpdir:
@@ -371,21 +456,22 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"# {encoding}: {len(events):,} events in {stats.records:,} records,"
                       f" {target_flags:,} flags expected", file=sys.stderr)  # fmt: skip
                 n = len(events)
-                results.append(run_floor(broker.bootstrap, topic, n, encoding))
+                results.append(run_floor(broker.bootstrap, topic, n, encoding, clock))
                 results.append(
-                    run_decoder(broker.bootstrap, topic, n, stats.records, encoding, tmp)
+                    run_decoder(broker.bootstrap, topic, n, stats.records, encoding, tmp, clock)
                 )
                 results.append(run_workers(broker.bootstrap, topic, target, encoding, tmp,
-                                           "worker", partitions=args.partitions))  # fmt: skip
+                                           "worker", clock,
+                                           partitions=args.partitions))  # fmt: skip
                 if ref_dir is not None:
                     results.append(run_workers(
                         broker.bootstrap, topic, target, encoding, tmp,
-                        f"worker @ {args.compare_ref}", partitions=args.partitions,
+                        f"worker @ {args.compare_ref}", clock, partitions=args.partitions,
                         ref_dir=ref_dir,
                     ))  # fmt: skip
                 if encoding in args.scale:
                     results.append(run_workers(broker.bootstrap, topic, target, encoding, tmp,
-                                               "worker x2", workers=2,
+                                               "worker x2", clock, workers=2,
                                                partitions=args.partitions))  # fmt: skip
     finally:
         broker.stop()
@@ -419,6 +505,7 @@ def summarise(results: list[Result], args: argparse.Namespace) -> dict[str, Any]
                 "seconds": round(r.seconds, 2),
                 "events_per_s": round(r.events_per_s),
                 "records_per_s": round(r.records_per_s),
+                "cpu_us_per_event": {k: round(v / r.events * 1e6, 1) for k, v in r.cpu.items()},
             }
             for r in results
         ],
@@ -431,11 +518,14 @@ def summarise(results: list[Result], args: argparse.Namespace) -> dict[str, Any]
 
 def print_table(out: dict[str, Any]) -> None:
     print(f"{out['events']:,} events, {out['partitions']} partitions; {out['machine']}")
+    print(f"{'':66}{'cpu us per event':^24}")
     print(f"{'records':8} {'run':26} {'records':>9} {'seconds':>8} {'events/s':>10}"
-          f" {'records/s':>10}")  # fmt: skip
+          f" {'own':>7} {'broker':>7} {'pg':>7}")  # fmt: skip
     for r in out["results"]:
+        cpu = r["cpu_us_per_event"]
         print(f"{r['encoding']:8} {r['run']:26} {r['records']:>9,} {r['seconds']:>8.1f}"
-              f" {r['events_per_s']:>10,} {r['records_per_s']:>10,}")  # fmt: skip
+              f" {r['events_per_s']:>10,} {cpu['own']:>7.1f} {cpu['broker']:>7.1f}"
+              f" {cpu['postgres']:>7.1f}")  # fmt: skip
     for key, value in out["ratios"].items():
         print(f"{key:34} {value:.3f}")
     print("targets: single worker/faust >= 0.8, batch worker/floor >= 0.5")
