@@ -16,8 +16,7 @@ once with batch records (``monitor produce``'s default), then times in the same 
 Every Faust run is timed from its first input record (a sensor notes it) to done, so group joins
 and start-up are left out alike; the floor is timed from its first fetched record. Each run also
 reports the CPU time it cost per event (from ``/proc``): its own process(es), the broker's, and
-Postgres' (the worker's sinks write there). The broker and Postgres share the machine's cpus with
-the worker, so CPU per event is the steadier figure when comparing code on a busy machine. Each
+Postgres' (the worker's sinks write there), so a run shows where the machine's cpus went. Each
 worker run gets its own consumer group, state and output topics; Postgres tables are emptied
 between runs.
 
