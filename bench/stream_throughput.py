@@ -330,6 +330,7 @@ def run_decoder(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
+        clock.start()  # again at the first record; this one only if the run ends first
         started = False
         while (end := _read_mark(done)) is None:
             if time.monotonic() > deadline or proc.poll() is not None:
@@ -384,6 +385,7 @@ def run_workers(
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
         events = flags = 0
+        clock.start()  # again at the first record; this one only if the run ends first
         started = False
         with psycopg.connect(dsn, autocommit=True) as conn:
             while events < target.events or flags < target.flags:
