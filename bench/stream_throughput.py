@@ -130,9 +130,20 @@ class CpuClock:
 
     broker_pid: int
     at_start: dict[int, float] = field(default_factory=dict)
+    #: Whether the clock was restarted at the current run's first record.
+    at_first_record: bool = False
 
     def start(self) -> None:
+        """Start at a run's start (counts start-up only if the run ends before its first mark
+        is seen); ``start_at_first_record`` starts it again when the mark appears."""
         self.at_start = {pid: cpu_seconds(pid) for pid in (self.broker_pid, *postgres_pids())}
+        self.at_first_record = False
+
+    def start_at_first_record(self, marks: list[Path]) -> None:
+        """Start again, once per run, when one of the run's first-record marks exists."""
+        if not self.at_first_record and any(m.exists() for m in marks):
+            self.start()
+            self.at_first_record = True
 
     def used(self) -> dict[str, float]:
         def since(pid: int) -> float:
@@ -330,14 +341,11 @@ def run_decoder(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
-        clock.start()  # again at the first record; this one only if the run ends first
-        started = False
+        clock.start()
         while (end := _read_mark(done)) is None:
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise SystemExit(f"decode-only agent did not finish; see {tmp / name}.log")
-            if not started and mark.exists():
-                clock.start()
-                started = True
+            clock.start_at_first_record([mark])
             time.sleep(0.05)
         cpus = clock.used()
         start = _read_mark(mark)
@@ -385,13 +393,10 @@ def run_workers(
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
         events = flags = 0
-        clock.start()  # again at the first record; this one only if the run ends first
-        started = False
+        clock.start()
         with psycopg.connect(dsn, autocommit=True) as conn:
             while events < target.events or flags < target.flags:
-                if not started and any(m.exists() for m in marks):
-                    clock.start()
-                    started = True
+                clock.start_at_first_record(marks)
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                     raise SystemExit(
                         f"{label}: {events}/{target.events} events, {flags}/{target.flags} flags;"
