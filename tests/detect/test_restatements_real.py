@@ -15,7 +15,7 @@ import pytest
 
 from monitor.adapters import read_paths
 from monitor.detect import detect_all
-from monitor.detect import text as tx
+from monitor.detect.lang import lexicon as lx
 from monitor.events import Event
 from monitor.flags import Flag
 
@@ -37,7 +37,7 @@ def _machine(line: str) -> bool:
 
 def _content_words(text: str) -> set[str]:
     """Lower-case words of three or more letters that are not stopwords, cut to 5 letters."""
-    return {w.lower()[:5] for w in _WORD.findall(text) if w.lower() not in tx.STOPWORDS}
+    return {w.lower()[:5] for w in _WORD.findall(text) if w.lower() not in lx.STOPWORDS}
 
 
 @pytest.fixture(scope="module")

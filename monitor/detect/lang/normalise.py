@@ -1,0 +1,209 @@
+"""From raw text to comparable words: one normal form, contractions expanded, values canonical.
+
+People type the same instruction many ways: curly or straight quotes, "don't" or "dont",
+"10k" or "10,000", "02:30" or "2:30", "colour" or "color", "DB" or "database". Everything that
+compares texts reads them through ``words`` and ``key``, so these spellings meet.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Final
+
+from monitor.detect.lang import lexicon as lx
+
+_QUOTES: Final = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": " - ",
+        "\u00a0": " ",
+        "\u2009": " ",
+        "\u2026": "...",
+    }
+)
+_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_CONTRACTION: Final = re.compile(
+    r"\b(can)'t\b|\b(can)not\b|\b(wo)n't\b|\b(sha)n't\b|(\w)n't\b|\b(ai)n't\b|"
+    r"\b(it|that|what|there|here|where|who|how)'s\b|\b(let)'s\b|'(re|ve|ll|d|m|s)\b",
+    re.IGNORECASE,
+)
+_EXPANDED: Final = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": " am", "s": ""}
+
+#: A word: code in backticks, a path or URL, a number with its unit, or a run of letters.
+_WORD: Final = re.compile(
+    r"`[^`\n]{1,80}`"
+    r"|(?:https?://|www\.)\S+"
+    r"|[#@][A-Za-z0-9_]+"
+    r"|[A-Za-z0-9_~.$%@#+-]*[/\\][\w./\\~$%@#+-]*\w"
+    r"|\$?\d+(?:[.:]\d+)*(?:%|[a-zA-Z]{1,3}\b)?"
+    r"|[A-Za-z][\w'+#-]*[\w+#]|[A-Za-z]"
+)
+_NUMBER_UNIT: Final = re.compile(r"^\$?(\d+(?:\.\d+)?)(%|[a-z]{1,3})?$")
+_TIME: Final = re.compile(r"^(\d{1,2}):(\d{2})$")
+#: "90 percent" is "90%"; "version no. 3" is "version number 3" (not a "no").
+_PERCENT: Final = re.compile(r"(\d)\s*(?:percent|per cent|pct)\b", re.IGNORECASE)
+_NUMBER_ABBREVIATION: Final = re.compile(
+    r"\b(?:no|nr)\.(?=\s*\d)|\b(version|item|invoice|page|order|account|ticket|model|serial|"
+    r"phone|issue|case|policy|claim|room|unit|lot|batch|part) no\.",
+    re.IGNORECASE,
+)
+_CODE_SHAPE: Final = re.compile(r"[\d_/.#@\\]|[a-z][A-Z]")
+
+#: Memo sizes: pure functions of a string; the bounds only cap memory.
+_WORD_MEMO: Final = 32768
+_TEXT_MEMO: Final = 4096
+
+
+def normalise(text: str) -> str:
+    """NFKC, straight quotes and dashes, no thousands separators."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    if "per" in text or "pct" in text:
+        text = _PERCENT.sub(r"\1%", text)
+    if "o." in text or "O." in text or "r." in text:
+        text = _NUMBER_ABBREVIATION.sub(lambda m: f"{m.group(1) or ''} number".lstrip(), text)
+    return text
+
+
+def _expand(m: re.Match[str]) -> str:
+    g = m.groups()
+    if g[0] or g[1]:
+        return (g[0] or g[1]) + " not"
+    if g[2]:
+        return "will not"
+    if g[3]:
+        return "shall not"
+    if g[4]:
+        return g[4] + " not"
+    if g[5]:
+        return "is not"
+    if g[6]:
+        return g[6] + " is"
+    if g[7]:
+        return "let us"
+    return _EXPANDED[g[8].lower()]
+
+
+def expand_contractions(text: str) -> str:
+    """``don't`` -> ``do not``, ``it's`` -> ``it is``; bare forms (``dont``) are words' work."""
+    if "'" not in text and "cannot" not in text.lower():
+        return text
+    return _CONTRACTION.sub(_expand, text)
+
+
+@functools.lru_cache(maxsize=_TEXT_MEMO)
+def raw_words(text: str) -> tuple[str, ...]:
+    """The words of a text as written (case kept), contractions expanded, bare ones too."""
+    out: list[str] = []
+    for w in _WORD.findall(expand_contractions(normalise(text))):
+        if w.startswith("`") and " " in w:
+            # Code of several words: each word on its own, still marked as code, so the
+            # same command written without backticks meets it word by word.
+            out.extend(f"`{part}`" for part in _WORD.findall(w.strip("`")))
+            continue
+        low = w.lower()
+        bare = lx.BARE_CONTRACTIONS.get(low)
+        if bare is not None:
+            out.extend(bare.split())
+        elif low.endswith("'s") and len(low) > 2:
+            out.append(w[:-2])  # a possessive: the owner is the content
+        else:
+            out.append(w.strip("'"))
+    return tuple(w for w in out if w)
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lower-case words (see ``raw_words``)."""
+    return tuple(w.lower() for w in raw_words(text))
+
+
+def is_value(word: str) -> bool:
+    """A number, path, identifier, URL or code: something that names exactly one thing."""
+    return word.startswith("`") or _CODE_SHAPE.search(word) is not None or "%" in word
+
+
+@functools.lru_cache(maxsize=_WORD_MEMO)
+def value(word: str) -> str:
+    """The canonical spelling of a value: ``10k`` -> ``10000``, ``02:30`` -> ``2:30``,
+    ``$20`` -> ``20``, code without backticks, paths without a trailing slash."""
+    low = word.lower().strip("`").rstrip("/.")
+    t = _TIME.match(low)
+    if t:
+        return f"{int(t.group(1))}:{t.group(2)}"
+    m = _NUMBER_UNIT.match(low)
+    if m:
+        number, unit = m.group(1), m.group(2) or ""
+        mult = lx.SUFFIX_MULTIPLIERS.get(unit)
+        if mult is not None:
+            n = float(number) * mult
+            return str(int(n)) if n == int(n) else str(n)
+        if "." in number:
+            number = number.rstrip("0").rstrip(".") or "0"
+        return number + ("%" if unit == "%" else "")
+    return low
+
+
+def number_unit(word: str) -> str:
+    """The unit written onto a number ("25mb" -> "mb"), or ""."""
+    m = _NUMBER_UNIT.match(word.lower())
+    unit = (m.group(2) or "") if m else ""
+    return "" if unit in ("%", *lx.SUFFIX_MULTIPLIERS) else unit
+
+
+@functools.lru_cache(maxsize=_WORD_MEMO)
+def stem(word: str) -> str:
+    """A crude suffix stripper (plural, -ing, -ed), with British spellings made American.
+
+    Matching also accepts shared prefixes, so it only has to be consistent, not correct.
+    """
+    w = lx.IRREGULAR.get(word) or lx.SPELLING.get(word, word)
+    if len(w) > 5 and w.isalpha() and w not in lx.ISE_WORDS:
+        for brit, amer in lx.BRITISH_ENDINGS:
+            if w.endswith(brit):
+                w = w[: -len(brit)] + amer
+                break
+    if len(w) <= 4 or not w.isalpha():
+        return w
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if not w.endswith(suffix):
+            continue
+        if suffix == "es" and not w[:-2].endswith(("s", "x", "z", "ch", "sh")):
+            continue
+        if suffix == "s" and w.endswith(("ss", "us", "is")):
+            return w
+        base = w[: -len(suffix)] + repl
+        if len(base) >= 3:
+            if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # stopped -> stopp -> stop
+            return base
+        return w
+    if w.endswith("e") and len(w) > 4:
+        return w[:-1]  # "remove" meets "removing" and "removed" as "remov"
+    return w
+
+
+@functools.lru_cache(maxsize=_WORD_MEMO)
+def key(word: str) -> str:
+    """The concept a lower-case word stands for: its synonym group or full form, else its stem.
+
+    Groups are looked up by stem, so every inflection of a word meets its synonyms."""
+    full = lx.ABBREVIATIONS.get(word, word)
+    s = stem(full)
+    return _SYNONYM_STEMS.get(s) or lx.SYNONYMS.get(full) or s
+
+
+_SYNONYM_STEMS: Final = {stem(w): stem(head) for w, head in lx.SYNONYMS.items()}
+
+
+def cache_clear() -> None:
+    """Empty the memos (benchmarks measure the cost without them)."""
+    for fn in (raw_words, value, stem, key):
+        fn.cache_clear()

@@ -1,0 +1,398 @@
+"""A user message cut into what the user typed: pasted material out, then sentences and clauses.
+
+Users paste stack traces, logs, terminal sessions, diffs, code, review-bot comments and status
+blocks into their messages. None of it is something they tell the agent, and the same trace
+pasted twice is no restated instruction, so ``prose`` drops it before sentences are read:
+
+* a line is machine output by its own shape (``output_line``): a stack frame, a log line, a
+  prompt, a diff gutter, code, a line mostly of paths and numbers;
+* output comes in blocks: every line of a paragraph between two output lines is output too, and
+  so are a short caption just above a block and short or progress lines just below it;
+* headings ("## Plan", "=== Step 3 ===", a bold line alone), quoted lines ("> …") and list
+  markers standing alone are not instructions, and neither is a block of ``key: value`` status
+  lines ("Branch: main" / "env: staging" / "tests: 412 passed": a report or a hand-off brief);
+* a paragraph carrying the marks of a pasted review comment (a severity line, "Fix in …",
+  HTML tags of a bot) goes whole.
+
+A paragraph is a run of lines without a blank line; prose the user types after a paste is
+nearly always set off by one.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final
+
+from monitor.detect.lang import lexicon as lx
+from monitor.detect.lang.normalise import normalise
+
+#: A stack frame: JavaScript/Java "at f (path:12:3)", Python "File …, line 12", a traceback.
+_STACK_FRAME: Final = re.compile(
+    r"^\s*(?:at\s+\S.*(?::\d+:\d+\)?|\(\S+:\d+\)|\((?:Native Method|Unknown Source)\))\s*$|"
+    r'File "[^"]+", line \d+|Traceback \(most recent call last\))'
+)
+#: A log line: a timestamp, an upper-case level, a "[tag]", or "XError:" first.
+_LOG_LINE: Final = re.compile(
+    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}\b|"
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)(?:\]|:)|"
+    r"\[[a-z0-9][\w.:/-]{0,39}\]\s|(?:[A-Z]\w*)?(?:Error|Exception)\b:|npm (?:ERR|WARN)!|"
+    r"(?:remote|fatal|error|warning|hint):\s)"
+)
+#: A terminal prompt ("➜ repo git:(main)", "$ npm test", "user@host:~$ ", ">>> ").
+_PROMPT: Final = re.compile(
+    r"^\s*(?:[\u279c\u276f\u03bb]\s|\$\s+\S|>>>\s|PS [A-Z]:\\|[\w.-]+@[\w.-]+(?::\S*)?\s*[$%#]\s)"
+)
+#: A diff or a listing with line numbers ("+ 9 …", "12 | …", "@@ -1,3 +1,4 @@").
+_GUTTER: Final = re.compile(
+    r"^\s*(?:\+\s*\d+(?:\s|$)|\d+\s*[|\u2502]\s|@@ .* @@|(?:\+\+\+|---) [ab]/|"
+    r"(?:create|delete) mode \d{6}\s|\d+ files? changed)"
+)
+#: Code: brackets alone, a definition or an import, an assignment.
+_CODE_LINE: Final = re.compile(
+    r"^\s*(?:[}\])]+[;,)]*\s*$|(?:from\s+[\w.]+\s+)?import\s+[\w.{}*, ]+;?\s*$|"
+    r"(?:def|class|fn|func|function|const|let|var|pub)\s+[\w$]+\s*[(=:<{]|"
+    r"#(?:include|define|!/)|[\w.$\[\]]+\s*:?=\s*[\w\"'(\[{-])"
+)
+#: Box drawing, block elements and braille (terminal user interfaces and spinners).
+_TUI_FIRST: Final = re.compile(
+    r"^\s*[\u2500-\u259f\u2800-\u28ff\u2713-\u2718\u274c\u274e\u26a0\u2192\u21b3\u2022\u25b6\u25cf]"
+)
+_OUTPUT_START: Final = re.compile(
+    "|".join(
+        f"(?:{p.pattern})"
+        for p in (_STACK_FRAME, _LOG_LINE, _PROMPT, _GUTTER, _CODE_LINE, _TUI_FIRST)
+    )
+)
+_BACKTICKS: Final = re.compile(r"`[^`\n]*`")
+_FENCE: Final = re.compile(r"^\s*(?:```|~~~)")
+_LIST_MARKER: Final = re.compile(r"^\s*(?:[-*+\u2022]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\[[ xX]\])\s+")
+_PLAIN_CHUNK: Final = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
+_CHUNK_EDGES: Final = "\"'`()[]{}<>.,;:!?*_"
+#: "## Plan", "=== Step 3 ===", "**Summary**", "Step 4:" alone, "---".
+_HEADING: Final = re.compile(
+    r"^\s*(?:#{1,6}\s+\S|={2,}|-{3,}\s*$|\*{2}[^*]{1,80}\*{2}:?\s*$|_{2}[^_]{1,80}_{2}\s*$|"
+    r"(?:step|phase|part|section|stage)\s+\d+\s*[:.)]?\s*$)",
+    re.IGNORECASE,
+)
+#: "Branch: main", "- env: staging", "Status - green": a short label, a colon, a value.
+_KEY_VALUE: Final = re.compile(r"^\s*(?:[-*\u2022]\s*)?([A-Za-z][\w ./()-]{0,30}?)\s*:\s+(\S.*)$")
+#: Labels whose value is an instruction ("Reminder: keep it short", "Rule: no emojis").
+_INSTRUCTING_LABELS: Final = lx.word_set(
+    """
+reminder note important rule rules please again also ps nb instruction instructions requirement
+requirements constraint constraints todo ask request update correction warning caution remember
+"""
+)
+#: Marks of a pasted review or bot comment.
+_REVIEW_MARK: Final = re.compile(
+    r"^\s*(?:(?:low|medium|high|critical)\s+severity\b|severity\s*:|fix in (?:cursor|web)\b|"
+    r"<(?:/?(?:details|summary|sub|sup|p|br|img|a|div|table|tr|td)\b|!--)|"
+    r"(?:bugbot|coderabbit|copilot|sourcery|codecov|dependabot|sonar\w*)\b)",
+    re.IGNORECASE,
+)
+_QUOTED: Final = re.compile(r"^\s*>")
+
+#: Context a harness or an editor wraps in tags inside a typed message
+#: ("<ide_selection>…</ide_selection>", "<system-reminder>…"): nobody typed it.
+_TAGGED: Final = re.compile(r"<([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)>.*?</\1>\s*", re.DOTALL)
+#: A paragraph is a pasted block when at least this share of its lines are output (and at
+#: least ``_BLOCK_LINES`` are): a script's log interleaves headings, output and messages.
+_BLOCK_SHARE: Final = 0.4
+_BLOCK_LINES: Final = 3
+
+#: A caption above a block or a trailing line below it has at most this many chunks.
+_CAPTION_CHUNKS: Final = 3
+#: Longest value of a status line (words): longer is prose with a colon in it.
+_STATUS_VALUE_WORDS: Final = 12
+
+_ABBREVIATIONS: Final = re.compile(
+    r"\b(?:dr|mr|mrs|ms|prof|st|vs|etc|approx|no|fig|inc|ltd|e\.g|i\.e|cf|min|max|ca)\.(?=\s)",
+    re.IGNORECASE,
+)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+_CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-{1,2}\s+|\s*:\s+(?=[A-Za-z])")
+#: Commas that open a clause of its own: a contrast ("…, not X"), a reason ("…, because …"),
+#: a new subject ("…, the client doesn't read it", "…, I'll merge it"), a second request
+#: ("…, and don't merge it"), "but".
+_CLAUSE_COMMA: Final = re.compile(
+    r",\s*(?=(?:not|no|never|nothing|none)\b)|"
+    r",?\s+(?:because|since|so that|so|otherwise|or else)\s+(?=\w)|"
+    r",\s+(?:and\s+|but\s+)?(?=(?:i|we|you|they|he|she|it)'(?:ll|d|m|re|ve|s)\b|"
+    r"(?:i|we|you|they|he|she|it|this|that|the|our|my|their|its)\b"
+    r"(?:\s+\w+){0,3}?\s+(?:is|are|was|were|will|would|can|could|should|must|need|needs|have|has"
+    r"|had|do|does|did|am|not|keeps?|reads?|breaks?|fails?|uses?|wants?|runs?|looks?|\w+n't"
+    r"|doesnt|dont|isnt|wont|cant|didnt|arent|wasnt|werent|hasnt|havent)\b)|"
+    r",?\s+but\s+|"
+    r",\s+(?=(?:the|this|that|our|my|their|its|it|they|he|she)\s+(?:\w+\s+)?\w+(?:s|ed)\s)|"
+    r",\s+(?=\w+(?:\s+\w+)?\s+(?:is|are|was|were|will|would|can|could|should|must|does|do|did"
+    r"|has|have|had|\w+n't|doesnt|dont|cant|wont|isnt|arent|didnt|wasnt|shouldnt)\b)|"
+    r",\s+and\s+(?=(?:do not|don't|dont|never|please|also|then)\b)|"
+    r",\s+(?=(?:do not|don't|dont|never|always|please)\b)",
+    re.IGNORECASE,
+)
+#: Any of these may open a clause: a cheap test before the clause expressions run.
+_MAY_SPLIT: Final = re.compile(r",|\s(?:but|because|since|so|otherwise|or else|and)\s", re.I)
+_FRAME_OPENERS: Final = lx.word_set(
+    """
+for in on at with when if while during before after unless until once whenever whether
+"""
+)
+
+_TEXT_MEMO: Final = 2048
+
+
+def output_line(line: str) -> bool:
+    """Whether one line is, by its own shape, machine output rather than something typed.
+
+    Beside the patterns above: a line with no letter or digit (rules, carets), and a line whose
+    whitespace-separated chunks are mostly not words (paths, numbers, hashes, flags): fewer than
+    half words when it has two or more, none when it has one. A list marker is no chunk, and code
+    in backticks counts as a word: people type backticks, programs do not.
+    """
+    if not line.strip():
+        return False
+    if not any(ch.isalnum() for ch in line):
+        return True
+    code = _BACKTICKS.sub("x", line) if "`" in line else line
+    stripped = code.rstrip()
+    if (
+        _OUTPUT_START.match(code)
+        or stripped.endswith((";", "{", "=>", "->", "\\"))
+        or "${" in code
+        or ("git:(" in code)
+    ):
+        return True
+    if "`" in line:
+        line = _BACKTICKS.sub("code", line)
+    chunks = _LIST_MARKER.sub("", line, count=1).split()
+    if not chunks:
+        return False
+    if len(chunks) == 1:
+        return _PLAIN_CHUNK.fullmatch(chunks[0].strip(_CHUNK_EDGES)) is None
+    plain = sum(1 for c in chunks if _PLAIN_CHUNK.fullmatch(c.strip(_CHUNK_EDGES)))
+    return 2 * plain < len(chunks)
+
+
+def heading_line(line: str) -> bool:
+    """A heading, a quoted line, or a list marker standing alone: never an instruction."""
+    if _HEADING.match(line) or _QUOTED.match(line):
+        return True
+    return _LIST_MARKER.sub("", line, count=1).strip(" .):-") == ""
+
+
+def key_value_line(line: str) -> bool:
+    """A ``label: value`` line ("Branch: main", "tests: 412 passed"): a short label of names and
+    a short value that does not instruct. One alone may still be a rule ("Tone: friendly"); a
+    block of them is a status report or a hand-off brief (see ``prose``)."""
+    m = _KEY_VALUE.match(line)
+    if m is None:
+        return False
+    label, rest = m.group(1).lower().strip(), m.group(2)
+    names = label.split()
+    if names[0] in _INSTRUCTING_LABELS or len(names) > 4:
+        return False
+    if any(w in lx.STOPWORDS for w in names) or lx.REMINDER.search(label):
+        return False  # "Like I said: …", "I write it again: …" introduce a sentence
+    first = rest.split()[0].lower().strip("`*\"'.,;:!") if rest.split() else ""
+    if first in lx.VERBS or first in lx.NEGATORS or first in ("dont", "do", "please", "always"):
+        return False  # "Tests: run them before every push" instructs
+    return len(rest.split()) <= _STATUS_VALUE_WORDS
+
+
+#: Label lines a paragraph needs to be a status block.
+_STATUS_BLOCK: Final = 3
+
+
+def _trailing(line: str) -> bool:
+    s = line.rstrip()
+    return len(s.split()) <= _CAPTION_CHUNKS or s.endswith(("...", "\u2026"))
+
+
+@functools.lru_cache(maxsize=_TEXT_MEMO)
+def prose(text: str) -> str:
+    """The text without pasted material (see the module docstring). Kept lines keep their order
+    and paragraph breaks."""
+    if "</" in text:
+        text = _TAGGED.sub("", text)
+    lines = text.splitlines()
+    if len(lines) <= 1:
+        return "" if output_line(text) or heading_line(text) or _REVIEW_MARK.match(text) else text
+    out = [False] * len(lines)
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            out[i] = True
+            fenced = not fenced
+        elif fenced or output_line(line):
+            out[i] = True
+    paragraphs: list[range] = []
+    start = 0
+    for end in [*(i for i, s in enumerate(lines) if not s.strip()), len(lines)]:
+        if end > start:
+            paragraphs.append(range(start, end))
+        start = end + 1
+    reviewed = False
+    for n, para in enumerate(paragraphs):
+        marked = any(_REVIEW_MARK.match(lines[i]) for i in para)
+        if marked and not reviewed:
+            reviewed = True  # a pasted review comment: its title above and all below go
+            if n and len(paragraphs[n - 1]) == 1 and len(lines[paragraphs[n - 1][0]].split()) <= 12:
+                out[paragraphs[n - 1][0]] = True
+        if reviewed:
+            for i in para:
+                out[i] = True
+            continue
+        shaped = [i for i in para if out[i] or heading_line(lines[i])]
+        if len(shaped) >= _BLOCK_LINES and len(shaped) >= _BLOCK_SHARE * len(para):
+            for i in para:
+                out[i] = True
+            continue
+        labels = [i for i in para if not out[i] and key_value_line(lines[i])]
+        if len(labels) >= _STATUS_BLOCK and 2 * len(labels) >= len(para):
+            for i in labels:
+                out[i] = True
+        hits = [i for i in para if out[i]]
+        if hits:
+            first, last = hits[0], hits[-1]
+            for i in range(first, last + 1):
+                out[i] = True
+            if first > para.start and len(lines[first - 1].split()) <= _CAPTION_CHUNKS:
+                out[first - 1] = True
+            i = last + 1
+            while i < para.stop and (_trailing(lines[i]) or lines[i][:1].isspace()):
+                out[i] = True
+                i += 1
+    _quoted_after_colon(lines, paragraphs, out)
+    _mostly_pasted(lines, out)
+    kept = [line for line, o in zip(lines, out, strict=True) if not o]
+    return "\n".join("" if heading_line(line) else line for line in kept)
+
+
+#: A message is a paste with an introduction when this many of its lines, and this share of
+#: them, are output or headings: only what comes before the first of them was typed.
+_PASTE_LINES: Final = 8
+_PASTE_SHARE: Final = 0.4
+
+
+def _mostly_pasted(lines: list[str], out: list[bool]) -> None:
+    shaped = [i for i, line in enumerate(lines) if line.strip() and (out[i] or heading_line(line))]
+    filled = sum(1 for line in lines if line.strip())
+    if len(shaped) >= _PASTE_LINES and len(shaped) >= _PASTE_SHARE * filled:
+        for i in range(shaped[0], len(lines)):
+            out[i] = True
+
+
+#: The end of a line that introduces pasted material ("fix this:", "here's the error:").
+_INTRODUCES: Final = re.compile(
+    r"\b(?:this|these|following|below|here|error|errors|output|log|logs|trace|traceback|says|"
+    r"said|comment|comments|message|got|returns|shows|result|results|report|review|feedback|"
+    r"bug|issue|diff|snippet|code)\s*:$",
+    re.IGNORECASE,
+)
+
+
+def _quoted_after_colon(lines: list[str], paragraphs: list[range], out: list[bool]) -> None:
+    """A typed line ending in ":" ("fix this:", "here is the error:") introduces material set
+    off below it: later paragraphs that are not lists are pasted, not typed instructions."""
+    for n, para in enumerate(paragraphs[:-1]):
+        last = lines[para[-1]].rstrip()
+        if out[para[-1]] or not _INTRODUCES.search(last):
+            continue
+        for later in paragraphs[n + 1 :]:
+            if all(_LIST_MARKER.match(lines[i]) for i in later):
+                break  # "Ground rules:" then a list of them
+            for i in later:
+                out[i] = True
+        return
+
+
+def _protect(text: str) -> str:
+    return _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+
+
+@functools.lru_cache(maxsize=_TEXT_MEMO)
+def sentences(text: str) -> tuple[str, ...]:
+    """Sentences and list items, then clauses at ``;``, dashes and a colon before lower case.
+
+    Abbreviations (``Dr.``, ``e.g.``) do not end a sentence; dotted names (``a.b``) and decimals
+    never do, because a split needs whitespace after the stop.
+    """
+    return tuple(piece for piece, _ in pieces(text))
+
+
+@functools.lru_cache(maxsize=_TEXT_MEMO)
+def pieces(text: str) -> tuple[tuple[str, bool], ...]:
+    """``sentences`` with, for each, whether the sentence it was cut from asks a question
+    ("Rule 3, no gradients - does that cover print too?")."""
+    out: list[tuple[str, bool]] = []
+    for part in _SENTENCE_END.split(_protect(normalise(text))):
+        part = _LIST_MARKER.sub("", part, count=1)
+        asks = part.rstrip(" \"')*").endswith("?")
+        for piece in _CLAUSE_END.split(part):
+            piece = piece.replace("\x00", ".").strip().strip("\"'-:,*_").strip()
+            if piece and any(ch.isalpha() for ch in piece):
+                out.append((piece, asks))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=_TEXT_MEMO)
+def clauses(sentence: str) -> tuple[str, ...]:
+    """A sentence's clauses when it has several (a contrast, a reason, a second subject or
+    request); the sentence alone otherwise. A leading frame ("For the app, never …") stays on."""
+    if _MAY_SPLIT.search(sentence) is None:
+        return (sentence,)
+    pieces = [q for p in _CLAUSE_COMMA.split(sentence) for q in _second_requests(p.strip(" ,"))]
+    pieces = [p for p in pieces if any(ch.isalpha() for ch in p)]
+    if len(pieces) < 2:
+        return (sentence,)
+    first = pieces[0].split()[0].lower() if pieces[0].split() else ""
+    if first in _FRAME_OPENERS and len(pieces) == 2:
+        return (sentence,)
+    return tuple(pieces)
+
+
+_AND: Final = re.compile(
+    r",\s+(?:and\s+)?(?:then\s+|also\s+)?(?=(\w+))|\s+and\s+(?:then\s+|also\s+)?(?=(\w+))",
+    re.IGNORECASE,
+)
+
+
+#: Verbs that are mostly adjectives in a list ("short, clear and friendly").
+_ADJECTIVE_VERBS: Final = frozenset(
+    {
+        "clear",
+        "clean",
+        "close",
+        "open",
+        "round",
+        "double",
+        "free",
+        "light",
+        "mark",
+        "plan",
+        "sort",
+        "end",
+        "point",
+        "order",
+    }
+)
+
+
+def _second_requests(piece: str) -> list[str]:
+    """A piece split before "and <verb>": "book the slots and leave 15 minutes between them"
+    holds two requests."""
+    out: list[str] = []
+    start = 0
+    for m in _AND.finditer(piece):
+        word = (m.group(1) or m.group(2)).lower()
+        if word in lx.VERBS and word not in _ADJECTIVE_VERBS and m.start() > start:
+            out.append(piece[start : m.start()])
+            start = m.end()
+    out.append(piece[start:])
+    return [p.strip(" ,") for p in out]
+
+
+def cache_clear() -> None:
+    for fn in (prose, sentences, pieces, clauses):
+        fn.cache_clear()

@@ -1,0 +1,537 @@
+"""What the pair scorer reads off a span of text, computed once per span.
+
+A ``Unit`` is a sentence, a clause of one, or a short whole message, with its content words
+(stem, concept key, salience), values, polarity, antonym poles, the alternatives it rejects
+("B, not A") and its grammatical form as bits. Units of remembered instructions live in the
+per-session state, so everything here is a plain frozen value that msgpack can carry.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final
+
+import msgspec
+
+from monitor.detect.lang import lexicon as lx
+from monitor.detect.lang import segment
+from monitor.detect.lang.normalise import is_value, key, raw_words, stem, value
+
+#: Salience of a word: its weight when measuring overlap.
+GENERIC: Final = 0  # verbs almost every instruction has ("keep", "use", "make")
+PLAIN: Final = 1  # ordinary content words
+NAME: Final = 2  # proper nouns, all-caps words
+VALUE: Final = 3  # numbers, paths, identifiers, anything in backticks
+
+#: Form bits.
+QUESTION: Final = 1
+ACK: Final = 2
+REPORT: Final = 4
+IMPERATIVE: Final = 8
+OBLIGATION: Final = 16
+POLITE: Final = 32
+FIRST_PERSON: Final = 64
+PAST: Final = 128
+NEGATED_START: Final = 256
+WANT: Final = 512
+#: Cut from a sentence that asks ("Rule 3, no gradients - does that cover print too?").
+IN_QUESTION: Final = 1024
+#: An obligation addressed to the agent or the team: "you need to", "we should", "you must".
+DIRECTED: Final = 4096
+#: The speaker's own plan: "I'll merge it myself", "I am going to test it".
+OWN_PLAN: Final = 8192
+#: Quotes someone's words ("Marco wrote: 'never full-refresh on weekdays'").
+QUOTES: Final = 2048
+FORM_BITS: Final = (
+    ("question", QUESTION),
+    ("ack", ACK),
+    ("report", REPORT),
+    ("imperative", IMPERATIVE),
+    ("obligation", OBLIGATION),
+    ("polite", POLITE),
+    ("first_person", FIRST_PERSON),
+    ("past", PAST),
+    ("negated_start", NEGATED_START),
+    ("want", WANT),
+    ("in_question", IN_QUESTION),
+    ("quotes", QUOTES),
+    ("directed", DIRECTED),
+    ("own_plan", OWN_PLAN),
+)
+
+#: Longest span read (words): the rest of a very long sentence says little more.
+MAX_WORDS: Final = 48
+#: Shortest stem that may match as a prefix of a longer one ("prod" ~ "production").
+HEAD: Final = 4
+
+#: Antonym poles by concept key (``normalise.key``), so every inflection and synonym of a word
+#: carries its pole ("removing", "deleted" and "drop" are all on the "remove" side).
+_ANTONYMS: Final[dict[str, tuple[tuple[str, int], ...]]] = {}
+for _pair in lx.ANTONYM_PAIRS:
+    _a, _b = sorted(key(w) for w in _pair)
+    for _w, _sign in ((_a, 1), (_b, -1)):
+        if (f"{_a}/{_b}", _sign) not in _ANTONYMS.get(_w, ()):
+            _ANTONYMS[_w] = (*_ANTONYMS.get(_w, ()), (f"{_a}/{_b}", _sign))
+_POLITE_AUX: Final = frozenset({"can", "could", "would", "will"})
+#: A polite request anywhere in a sentence: "could you (please) bump …", "would you mind …".
+_POLITE_REQUEST: Final = re.compile(
+    r"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|kindly\s+|also\s+|just\s+)?(\w+)"
+    r"|\bplease\b|\bwould you mind\b|\bi(?:'d| would) (?:like|prefer|appreciate)\b"
+)
+_WANT: Final = re.compile(
+    r"^(?:i|we)\s+(?:would like|would prefer|want|need|prefer|expect|wish)\b|^let us\b|"
+    r"^(?:i|we)\s+(?:would|will|do not|did not|never)\s+(?:like|want|need)\b",
+)
+_PAST_REPORT: Final = re.compile(r"^(?:i|we|you|they|he|she|it)\s+(?:\w+\s+)?\w+[^e\W]ed\b")
+_EXCLAIM: Final = re.compile(r"!{2,}|\?!|!\?")
+#: "right?", "…, yes", "correct?" closing a statement: it asks for confirmation.
+_PRAISE: Final = re.compile(
+    r"^(?:that|this|it|these|those|everything|all)\s+(?:\w+\s+)?(?:looks|look|is|are|was|were|seems|"
+    r"reads|sounds|works|worked)\s+(?:\w+\s+)?(?:great|good|perfect|fine|nice|better|right|correct|"
+    r"awesome|amazing|excellent|lovely|clean|clear|wonderful|much better)\b"
+)
+_OWN_PLAN: Final = re.compile(r"^i\s+(?:will|would|am going to|am gonna|can|could|shall|might)\b")
+_PRAISE_WORDS: Final = frozenset({"good", "great", "fine", "sense", "perfect", "nice", "thanks",
+                                  "awesome", "excellent", "lovely", "brilliant", "cool", "works"})
+#: Longest acknowledgement opening with "ok", "great" … (words).
+_ACK_WORDS: Final = 6
+#: Auxiliaries that open only a question, whatever follows ("did", "is"); "do", "can",
+#: "would" also open requests ("do not …", "can you …").
+_YES_NO_AUX: Final = frozenset(
+    {
+        "did",
+        "does",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "am",
+        "isnt",
+        "arent",
+        "didnt",
+        "doesnt",
+        "wasnt",
+        "werent",
+        "hasnt",
+        "havent",
+        "should",
+        "shall",
+    }
+)
+_ASKING_OPENERS: Final = (
+    "quick question",
+    "question",
+    "just curious",
+    "curious",
+    "i wonder",
+    "wondering",
+    "any idea",
+    "do you know",
+    "do we know",
+)
+_TAG_QUESTION: Final = frozenset({"right", "yes", "correct", "yeah", "eh", "innit", "no", "ok"})
+_DETERMINERS: Final = frozenset(
+    {
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "his",
+        "her",
+        "their",
+        "its",
+        "all",
+        "everything",
+        "any",
+    }
+)
+_DIRECTED: Final = re.compile(
+    r"\b(?:you|we|u)\s+(?:will\s+|would\s+)?(?:must|should|need to|needs to|have to|has to|"
+    r"got to|gotta|ought to|are to|are going to)\b"
+)
+#: Someone else's words reported: "Marco wrote …", "the client says …".
+_REPORTED: Final = re.compile(
+    r"^(?:\w+\s+){1,3}(?:said|says|wrote|writes|mentioned|mentions|told|asked|asks|thinks|"
+    r"suggested|suggests|wants|wanted|noted|commented|replied|claims|claimed)\b"
+)
+_QUOTED_WORDS: Final = re.compile(r"[\"\u201c']([^\"\u201d']{12,})[\"\u201d']|:\s*'[^']{12,}")
+
+
+class Unit(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A span with its features; ``text`` is the span as written (for evidence)."""
+
+    text: str
+    #: Lower-case words joined by single spaces (fuzzy comparisons read this).
+    norm: str
+    #: Content words in order: stem, concept key, salience.
+    stems: tuple[str, ...]
+    keys: tuple[str, ...]
+    weights: tuple[int, ...]
+    #: Canonical values (numbers, paths, identifiers, code).
+    values: tuple[str, ...]
+    #: Antonym poles present: "enable/disable" with +1 for "enable", -1 for "disable".
+    poles: tuple[tuple[str, int], ...]
+    #: Keys of alternatives the span rejects ("use B, not A" rejects A).
+    rejected: tuple[str, ...]
+    #: 1 when the predicate is negated an odd number of times, and how many negations.
+    polarity: int
+    negations: int
+    #: The same, also counting words negative in themselves ("disabled", "off limits").
+    polarity_loose: int
+    #: Form bits (QUESTION, ACK, …).
+    form: int
+    #: Words in the span (before stopwords are dropped).
+    n_words: int
+
+
+def heads(u: Unit) -> frozenset[str]:
+    """Look-up keys of a unit's content words: any two units that share a matchable word share
+    one (a 4-letter prefix of its stem or concept, a value, a file name)."""
+    return _heads(u.stems, u.keys, u.weights)
+
+
+@functools.lru_cache(maxsize=8192)
+def _heads(
+    stems: tuple[str, ...], keys: tuple[str, ...], weights: tuple[int, ...]
+) -> frozenset[str]:
+    out: set[str] = set()
+    for s, k, w in zip(stems, keys, weights, strict=True):
+        if w == GENERIC:
+            continue
+        out.add(s[:HEAD])
+        out.add(k[:HEAD])
+        if "/" in s.strip("/"):
+            out.add(s.rsplit("/", 1)[1][:HEAD])
+    return frozenset(out)
+
+
+def _salience(raw: str, first: bool) -> int:
+    low = raw.lower()
+    if is_value(raw):
+        return VALUE
+    if low in lx.GENERIC_VERBS:
+        return GENERIC
+    if len(raw) >= 2 and raw.isupper() and raw.isalpha():
+        # Capitals: an acronym, or a common word shouted ("NEVER", "MAIN").
+        return PLAIN if low in lx.VERBS or low in lx.STOPWORDS else NAME
+    if raw[:1].isupper() and not first:
+        return NAME
+    return PLAIN
+
+
+def _bound(ws: tuple[str, ...], i: int) -> int:
+    """+1 when word i sets a lower bound ("over 20", "more than 20"), -1 an upper one, else 0."""
+    w = ws[i]
+    if w in lx.BOUND_AT_MOST:
+        return -1
+    if w in lx.BOUND_AT_LEAST:
+        return 1
+    if i + 1 < len(ws) and ws[i + 1] == "than":
+        if w in lx.COMPARATIVE_AT_MOST:
+            return -1
+        if w in lx.COMPARATIVE_AT_LEAST:
+            return 1
+    return 0
+
+
+def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
+    """Negations of the predicate, and the bound words with their (turned) sides.
+
+    "No more than 20" sets the same bound as "under 20": a negator within three words before a
+    bound word turns the bound, not the instruction. "Don't forget to X" is X. A "not" after a
+    content word names the rejected alternative ("tabs not spaces") and negates nothing.
+    """
+    count = 0
+    bounds = {i: b for i in range(len(ws)) if (b := _bound(ws, i))}
+    for i, w in enumerate(ws):
+        if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
+            continue
+        if w in lx.NEGATORS or w in lx.NEGATIVE_VERBS or w == "forget":
+            near = next((j for j in range(i + 1, min(i + 4, len(ws))) if j in bounds), None)
+            if near is not None and w not in lx.NEGATIVE_VERBS:
+                bounds[near] = -bounds[near]
+                continue
+            count += 1
+    return count, bounds
+
+
+def _contrasted(ws: tuple[str, ...]) -> tuple[str, ...]:
+    """Keys of the words a contrastive "not" rejects ("tabs not spaces" rejects "spaces")."""
+    out: list[str] = []
+    for i, w in enumerate(ws):
+        if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
+            after = [x for x in ws[i + 1 : i + 5] if x not in lx.STOPWORDS][:2]
+            out.extend(key(x) for x in after)
+    return tuple(out)
+
+
+def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
+    """Phrasal verbs as the one word they mean ("leave out" -> "omit")."""
+    out_w: list[str] = []
+    out_r: list[str] = []
+    i = 0
+    while i < len(ws):
+        for n in (3, 2):
+            phrase = " ".join(ws[i : i + n])
+            if len(ws) - i >= n and phrase in lx.PHRASES:
+                out_w.append(lx.PHRASES[phrase])
+                out_r.append(lx.PHRASES[phrase])
+                i += n
+                break
+        else:
+            out_w.append(ws[i])
+            out_r.append(raw[i])
+            i += 1
+    return out_w, out_r
+
+
+#: A negator that names a rejected alternative ("B, not A", "not A but B") negates nothing.
+_CONTRAST_NOT: Final = re.compile(r"(,|\band)\s*not\b|\bnot\b(?=[^,.;!?]+?\s+but\b)", re.I)
+
+
+def _form(ws: tuple[str, ...], text: str) -> int:
+    if not ws:
+        return 0
+    body = [w for w in ws if w not in lx.FILLERS] or list(ws)
+    first = body[0]
+    second = body[1] if len(body) > 1 else ""
+    joined = " ".join(body)
+    form = 0
+    stripped = text.rstrip(" .!)\"'*")
+    if stripped.endswith("?"):
+        form |= QUESTION
+    if first in lx.WH_WORDS and second in lx.QUESTION_AUX:
+        form |= QUESTION  # "what is …", "how do …"; "when you write X, do Y" is a condition
+    if first in ("why", "how") or joined.startswith(_ASKING_OPENERS):
+        form |= QUESTION
+    if first in _YES_NO_AUX and second not in ("not", "n't"):
+        form |= QUESTION  # "did finance sign off yet", "is the summary still under 150 words"
+    third = body[2] if len(body) > 2 else ""
+    if (
+        first in _POLITE_AUX
+        and (second in lx.SUBJECTS or second in _DETERMINERS)
+        and third not in lx.ASKING_VERBS
+    ):
+        form |= POLITE  # "could the p-values be reported …?", "can we keep it short?"
+    elif first == "do" and (second in lx.SUBJECTS or second in _DETERMINERS):
+        form |= QUESTION
+    if len(ws) > 3 and ws[-1] in _TAG_QUESTION and first in lx.SUBJECTS:
+        form |= QUESTION  # "you're leaving the opening line as it is, right"
+    polite = None if form & POLITE else _POLITE_REQUEST.search(" ".join(ws))
+    if polite and (polite.group(1) is None or polite.group(1) not in lx.ASKING_VERBS):
+        form |= POLITE
+    if (ws[0] in lx.ACK_OPENERS and (len(ws) <= _ACK_WORDS or ws[1] in lx.ACK_OPENERS)) or (
+        joined.startswith(("got it", "sounds good", "makes sense", "thank you", "thanks"))
+    ):
+        form |= ACK  # "ok, thanks", "great work": not "ok so from now on …"
+    if _PRAISE.match(joined):
+        form |= ACK  # "that looks great", "this is perfect"
+    if (
+        lx.REPORT_OPENERS.match(joined)
+        or (first in lx.SUBJECT_OPENERS and any(w in lx.FINITE for w in body[1:6]))
+        or _REPORTED.match(joined)
+    ):
+        form |= REPORT
+    if _QUOTED_WORDS.search(text):
+        form |= QUOTES
+    if _DIRECTED.search(" ".join(ws)):
+        form |= DIRECTED
+    if _OWN_PLAN.match(joined):
+        form |= OWN_PLAN
+    if len(ws) <= _ACK_WORDS and any(w in _PRAISE_WORDS for w in ws) and not (
+        form & (OBLIGATION | NEGATED_START | DIRECTED)
+    ):
+        form |= ACK  # "that output makes sense", "looks good, carry on"
+    if first in lx.VERBS or (first in lx.NEGATORS and second) or first == "do":
+        form |= IMPERATIVE
+    if first in lx.NEGATORS or (first == "do" and second == "not"):
+        form |= NEGATED_START
+    if any(w in lx.OBLIGATION for w in ws) or "make sure" in joined or "have to" in joined:
+        form |= OBLIGATION
+    if first in ("i", "we", "my", "our"):
+        form |= FIRST_PERSON
+    if _PAST_REPORT.match(joined):
+        form |= PAST
+    if _WANT.match(joined):
+        form |= WANT
+    return form
+
+
+def _rejected(text: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for m in lx.CONTRAST.finditer(text):
+        span = next(g for g in m.groups() if g)
+        out.extend(key(w.lower()) for w in raw_words(span) if w.lower() not in lx.STOPWORDS)
+    return tuple(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=4096)
+def unit(span: str, rejected: tuple[str, ...] | None = None, asks: bool = False) -> Unit:
+    """The features of a span. ``rejected`` overrides the span's own contrast reading (a
+    clause inherits its sentence's "…, not A").
+
+    Reminder phrases ("as I said", "again") are cues of the message, not content, and are read
+    apart (``read``); the negator of a contrast names an alternative and negates nothing.
+    """
+    own_rejected = _rejected(span) if rejected is None else rejected
+    body = lx.REMINDER.sub(" ", span)
+    if "not" in body.lower():
+        body = _CONTRAST_NOT.sub(lambda m: m.group(1) or " ", body)
+    raw_t = raw_words(body)[:MAX_WORDS]
+    ws_l, raw_l = _phrased([w.lower() for w in raw_t], list(raw_t))
+    ws = tuple(ws_l)
+    count, bounds = _negations(ws)
+    if rejected is None and "not" in ws:
+        own_rejected = own_rejected + _contrasted(ws)
+    stems: list[str] = []
+    keys: list[str] = []
+    weights: list[int] = []
+    values: list[str] = []
+    poles: list[tuple[str, int]] = []
+    first_alpha = next((i for i, w in enumerate(raw_l) if w[:1].isalpha()), 0)
+    for i, (w, low) in enumerate(zip(raw_l, ws, strict=True)):
+        if i in bounds:
+            poles.append(("bound", bounds[i]))
+            continue  # a limit's side lives in its pole, not in its words
+        k = key(low)
+        poles.extend(_ANTONYMS.get(k, ()))
+        if low in lx.STOPWORDS or low in lx.NEGATORS or low in lx.NEGATIVE_VERBS or low == "than":
+            continue
+        if low in lx.NUMBER_WORDS:
+            s = k = str(lx.NUMBER_WORDS[low])
+            weight = VALUE
+            values.append(s)
+        else:
+            weight = _salience(w, i == first_alpha)
+            if weight == VALUE:
+                s = k = value(w)
+                values.append(s)
+            else:
+                s = stem(low)
+        stems.append(s)
+        keys.append(k)
+        weights.append(weight)
+    return Unit(
+        text=span,
+        norm=" ".join(ws),
+        stems=tuple(stems),
+        keys=tuple(keys),
+        weights=tuple(weights),
+        values=tuple(values),
+        poles=tuple(dict.fromkeys(poles)),
+        rejected=own_rejected,
+        polarity=count % 2,
+        negations=count,
+        polarity_loose=(count + sum(1 for w in ws if w in lx.NEGATIVE_WORDS)) % 2,
+        form=_form(ws, span) | (IN_QUESTION if asks else 0),
+        n_words=len(ws),
+    )
+
+
+class Cues(msgspec.Struct, frozen=True, gc=False):
+    """What a whole message says about itself: a repeat, annoyance, a change."""
+
+    reminder: int
+    frustration: int
+    #: Sentences that ask (a question, or cut from one).
+    questions: int
+    caps: float
+    exclaim: bool
+    update: int
+    update_weak: int
+    sentences: int
+    words: int
+
+
+class Message(msgspec.Struct, frozen=True, gc=False):
+    """A user message read once: its units (sentences, their clauses, and the whole message
+    when it is short and has several sentences) and its cues.
+
+    ``sentences`` are the sentence units alone (what is remembered as instructions).
+    """
+
+    units: tuple[Unit, ...]
+    #: Where each unit sits: SENTENCE, CLAUSE or WHOLE (parallel to ``units``).
+    kinds: tuple[int, ...]
+    sentences: tuple[Unit, ...]
+    #: The clauses of each sentence when it has several (parallel to ``sentences``).
+    parts: tuple[tuple[Unit, ...], ...]
+    cues: Cues
+
+
+#: Where a unit sits in its message.
+SENTENCE: Final = 0
+CLAUSE: Final = 1
+WHOLE: Final = 2
+
+#: A whole message is also one unit when it has several sentences and at most this many words:
+#: terse restatements spread one instruction over fragments ("No emojis. Ever.").
+WHOLE_MESSAGE_WORDS: Final = 30
+
+
+def _caps_share(text: str) -> float:
+    letters = [w for w in re.findall(r"[A-Za-z]{2,}", text)]
+    if not letters:
+        return 0.0
+    return sum(1 for w in letters if w.isupper() and len(w) > 1) / len(letters)
+
+
+@functools.lru_cache(maxsize=256)
+def read(text: str) -> Message:
+    """Read a (capped) user message: pasted material dropped, sentences, clauses, cues."""
+    body = segment.prose(text)
+    sents = segment.pieces(body)
+    units: list[Unit] = []
+    kinds: list[int] = []
+    sentence_units: list[Unit] = []
+    parts: list[tuple[Unit, ...]] = []
+    for s, asks in sents:
+        whole = unit(s, None, asks)
+        if not whole.stems:
+            continue
+        sentence_units.append(whole)
+        units.append(whole)
+        kinds.append(SENTENCE)
+        pieces = segment.clauses(s)
+        own: list[Unit] = []
+        if len(pieces) > 1:
+            for p in pieces:
+                u = unit(p, whole.rejected, asks)
+                if u.stems:
+                    own.append(u)
+                    units.append(u)
+                    kinds.append(CLAUSE)
+        parts.append(tuple(own))
+    n_words = sum(u.n_words for u in sentence_units)
+    if len(sentence_units) > 1 and n_words <= WHOLE_MESSAGE_WORDS:
+        asks_any = any(asks for _, asks in sents)
+        joined = unit(" ".join(u.text for u in sentence_units), None, asks_any)
+        if joined.stems:
+            units.append(joined)
+            kinds.append(WHOLE)
+    low = body.lower()
+    cues = Cues(
+        reminder=len(lx.REMINDER.findall(low)),
+        frustration=len(lx.FRUSTRATION.findall(low)),
+        questions=sum(1 for u in sentence_units if u.form & (QUESTION | IN_QUESTION)),
+        caps=round(_caps_share(body), 3),
+        exclaim=_EXCLAIM.search(body) is not None,
+        update=len(lx.UPDATE.findall(low)),
+        update_weak=len(lx.UPDATE_WEAK.findall(low)),
+        sentences=len(sentence_units),
+        words=n_words,
+    )
+    return Message(tuple(units), tuple(kinds), tuple(sentence_units), tuple(parts), cues)
+
+
+def cache_clear() -> None:
+    for fn in (unit, read, _heads):
+        fn.cache_clear()

@@ -1,0 +1,446 @@
+"""Features of an (earlier instruction, later span) pair: what the learned scorer reads.
+
+Each feature is a general property of two English spans: how much of each the other covers
+(exactly, by concept, by a typo), whether values changed, whether the polarities agree clause
+by clause, whether an antonym turned, whether one side names the other's value as the rejected
+alternative ("B, not A"), the grammatical form of each side and the cues of the later message.
+None is a rule about a particular wording; how much each counts is learned
+(``bench/train_restatements.py``), and the verdict is ``scorer.verdict``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from monitor.detect.lang import units as un
+from monitor.detect.lang.units import Cues, Unit
+
+#: Weight of a word by salience class (GENERIC .. VALUE) when measuring coverage.
+WEIGHT: Final = (0.3, 1.0, 1.5, 2.0)
+#: Credit of a match by how it was made.
+EXACT: Final = 1.0
+CONCEPT: Final = 0.9
+TYPO: Final = 0.8
+#: Shortest stems compared by edit distance (typos).
+_MIN_TYPO: Final = 5
+
+FEATURES: Final[tuple[str, ...]] = (
+    "ratio",
+    "token_set",
+    "partial",
+    "stem_ratio",
+    "cov_e",
+    "cov_l",
+    "cov_e_exact",
+    "cov_l_exact",
+    "cov_e_concept",
+    "miss_e",
+    "miss_l",
+    "miss_e_content",
+    "miss_l_content",
+    "n_e",
+    "n_l",
+    "shared_values",
+    "values_e_only",
+    "values_l_only",
+    "number_changed",
+    "name_changed",
+    "single_swap",
+    "content_replaced",
+    "values_changed",
+    "prefix_antonyms",
+    "descents",
+    "pol_e",
+    "pol_l",
+    "pol_differs",
+    "loose_pol_differs",
+    "neg_e",
+    "neg_l",
+    "poles_clash",
+    "poles_agree",
+    "poles_unpaired",
+    "flip",
+    "rejects_earlier",
+    "earlier_rejects",
+    "order_inversions",
+    "swapped_roles",
+    *(f"e_{name}" for name, _ in un.FORM_BITS),
+    *(f"l_{name}" for name, _ in un.FORM_BITS),
+    "reminder",
+    "frustration",
+    "questions",
+    "caps",
+    "exclaim",
+    "update",
+    "update_weak",
+    "l_sentences",
+    "l_message_words",
+    "l_whole",
+    "l_clause",
+    "e_words",
+    "l_words",
+)
+N_FEATURES: Final = len(FEATURES)
+
+
+def _typo(a: str, b: str) -> bool:
+    """A slip of the keyboard: one edit in a word of up to eight letters, two in a longer one."""
+    if len(a) < _MIN_TYPO or len(b) < _MIN_TYPO or not (a.isalpha() and b.isalpha()):
+        return False
+    if abs(len(a) - len(b)) > 2:
+        return False
+    return Levenshtein.distance(a, b, score_cutoff=2) <= (1 if max(len(a), len(b)) <= 8 else 2)
+
+
+class _Index(NamedTuple):
+    """Look-up sets of a unit, built once per distinct unit (``_index``)."""
+
+    stems: frozenset[str]
+    keys: frozenset[str]
+    #: Adjacent words written as one ("docker compose" ~ "docker-compose"), hyphens dropped.
+    joined: frozenset[str]
+    weights: dict[str, int]
+    #: Alphabetic stems by their first ``un.HEAD`` letters (prefix matches) and by their first
+    #: letter (typo candidates).
+    by_head: dict[str, tuple[str, ...]]
+    by_initial: dict[str, tuple[str, ...]]
+    #: File names of paths.
+    basenames: frozenset[str]
+    #: Stems with a negating prefix, without it ("unfreeze" -> "freeze").
+    unprefixed: frozenset[str]
+    #: Each word with the word before it that is not an article (see ``_swapped``).
+    slots: dict[str, str]
+    #: Position of each stem (first occurrence).
+    positions: dict[str, int]
+
+
+_INDEX_MEMO: Final = 8192
+_indexes: dict[tuple[str, tuple[str, ...]], _Index] = {}
+
+
+def _index(u: Unit) -> _Index:
+    memo_key = (u.norm, u.stems)
+    found = _indexes.get(memo_key)
+    if found is not None:
+        return found
+    by_head: dict[str, list[str]] = {}
+    by_initial: dict[str, list[str]] = {}
+    for st in u.stems:
+        if st.isalpha():
+            if len(st) >= un.HEAD:
+                by_head.setdefault(st[: un.HEAD], []).append(st)
+            by_initial.setdefault(st[:1], []).append(st)
+    unprefixed = set()
+    for st in u.stems:
+        for p in _NEGATING_PREFIXES:
+            if st.startswith(p) and len(st) - len(p) >= un.HEAD:
+                unprefixed.add(st[len(p) :])
+    idx = _Index(
+        stems=frozenset(u.stems),
+        keys=frozenset(u.keys),
+        joined=frozenset(a + b for a, b in itertools.pairwise(u.stems))
+        | frozenset(st.replace("-", "") for st in u.stems if "-" in st),
+        weights=dict(zip(u.stems, u.weights, strict=True)),
+        by_head={h: tuple(v) for h, v in by_head.items()},
+        by_initial={h: tuple(v) for h, v in by_initial.items()},
+        basenames=frozenset(st.rsplit("/", 1)[1] for st in u.stems if "/" in st.strip("/")),
+        unprefixed=frozenset(unprefixed),
+        slots=_slots(u.norm),
+        positions={st: i for i, st in reversed(list(enumerate(u.stems)))},
+    )
+    if len(_indexes) >= _INDEX_MEMO:
+        _indexes.clear()  # a bound on memory; entries are pure functions of the unit
+    _indexes[memo_key] = idx
+    return idx
+
+
+def _credit(s: str, k: str, weight: int, other: _Index) -> float:
+    """How well a word (stem ``s``, concept ``k``) is matched anywhere in ``other``."""
+    if s in other.stems:
+        return EXACT
+    if k in other.keys or s in other.joined:
+        return CONCEPT
+    if "/" in s.strip("/") and s.rsplit("/", 1)[1] in other.stems:
+        return CONCEPT  # a path and its file name
+    if s in other.basenames:
+        return CONCEPT
+    if not s.isalpha():
+        return 0.0
+    if len(s) >= un.HEAD:
+        for o in other.by_head.get(s[: un.HEAD], ()):
+            if o.startswith(s) or s.startswith(o):
+                return CONCEPT  # "prod" ~ "production", "config" ~ "configuration"
+    if weight <= un.PLAIN and len(s) >= _MIN_TYPO:  # names and values are exact: no typos
+        for o in other.by_initial.get(s[:1], ()):
+            if _typo(s, o):
+                return TYPO
+    return 0.0
+
+
+def _cover(mine: Unit, other: Unit) -> tuple[float, float, float, float, float, list[int]]:
+    """(matched weight, total weight, exactly matched weight, concept-only weight,
+    unmatched content weight, indices unmatched).
+
+    A word counts at the higher salience either side gave it: "collect" is code on one side
+    because it was in backticks, and the other side need not quote it again."""
+    idx = _index(other)
+    other_w = idx.weights
+    got = total = exact = concept = miss_content = 0.0
+    missed: list[int] = []
+    for i, (s, k, w) in enumerate(zip(mine.stems, mine.keys, mine.weights, strict=True)):
+        weight = WEIGHT[max(w, other_w.get(s, 0))]
+        total += weight
+        c = _credit(s, k, w, idx)
+        if c:
+            got += weight * c
+            if c == EXACT:
+                exact += weight
+            else:
+                concept += weight
+        else:
+            missed.append(i)
+            if w > un.GENERIC:
+                miss_content += weight
+    return got, total, exact, concept, miss_content, missed
+
+
+def _inversions(e: Unit, l_: Unit) -> float:
+    """Share of pairs of shared content words that appear in opposite orders (swapped roles:
+    "from staging to prod" / "from prod to staging")."""
+    pos = _index(l_).positions
+    order = [pos[s] for s, w in zip(e.stems, e.weights, strict=True) if w > un.GENERIC and s in pos]
+    if len(order) < 2:
+        return 0.0
+    pairs = inv = 0
+    for a in range(len(order)):
+        for b in range(a + 1, len(order)):
+            pairs += 1
+            if order[a] > order[b]:
+                inv += 1
+    return inv / pairs
+
+
+_ARTICLES: Final = frozenset({"the", "a", "an", "this", "that", "our", "my", "your", "its"})
+#: Words whose two sides are interchangeable: trading places across them swaps nothing.
+_SYMMETRIC: Final = frozenset({"and", "or", "nor", "&", "plus", "then", "vs", "with", ","})
+
+
+def _slots(norm: str) -> dict[str, str]:
+    """Each word with the nearest word before it that is not an article: its slot in the
+    sentence ("from the prod bucket" puts "prod" after "from")."""
+    out: dict[str, str] = {}
+    prev = ""
+    for w in norm.split():
+        out.setdefault(w, prev)
+        if w not in _ARTICLES:
+            prev = w
+    return out
+
+
+def _swapped(e: Unit, l_: Unit) -> float:
+    """Whether two shared words took each other's slots: "copy from prod into dev" /
+    "copy from dev into prod", "A as master and B as slave" / "B as master and A as slave"."""
+    se, sl = _index(e).slots, _index(l_).slots
+    shared = [w for w in se if w in sl and w not in _ARTICLES and len(w) > 1]
+    for i, a in enumerate(shared):
+        for b in shared[i + 1 :]:
+            if (
+                se[a]
+                and se[a] == sl[b]
+                and se[b] == sl[a]
+                and se[a] != se[b]
+                and se[a] not in _SYMMETRIC
+                and se[b] not in _SYMMETRIC
+            ):
+                return 1.0
+    return 0.0
+
+
+_NEGATING_PREFIXES: Final = ("un", "dis", "non", "de", "in", "im", "il", "ir", "anti")
+
+
+def _prefix_antonyms(e: Unit, l_: Unit) -> int:
+    """Words of one side that are words of the other with a negating prefix ("freeze" /
+    "unfreeze", "cite" / "uncited", "able" / "disable")."""
+    ie, il = _index(e), _index(l_)
+    return len(ie.unprefixed & il.stems) + len(il.unprefixed & ie.stems)
+
+
+def _descents(e: Unit, l_: Unit) -> int:
+    """Descents in the order the later span gives the shared content words, numbered by their
+    order in the earlier one: a moved clause makes one ("for X, use Y" / "use Y for X"), two
+    values trading places make more."""
+    pos = _index(e).positions
+    seq = [pos[s] for s, w in zip(l_.stems, l_.weights, strict=True) if w > un.GENERIC and s in pos]
+    return min(sum(1 for a, b in itertools.pairwise(seq) if a > b), 3)
+
+
+def _same_frame(a: Sequence[str], i: int, b: Sequence[str], j: int) -> bool:
+    """Whether a[i] and b[j] stand between the same neighbours ("the X session")."""
+    before = (i == 0 and j == 0) or (i > 0 and j > 0 and a[i - 1] == b[j - 1])
+    after = (i == len(a) - 1 and j == len(b) - 1) or (
+        i + 1 < len(a) and j + 1 < len(b) and a[i + 1] == b[j + 1]
+    )
+    return before and after
+
+
+def _numeric(values: Sequence[str]) -> set[str]:
+    return {v for v in values if any(c.isdigit() for c in v)}
+
+
+_TELLS: Final = un.IMPERATIVE | un.NEGATED_START | un.POLITE | un.DIRECTED
+_DESCRIBES: Final = un.REPORT | un.QUESTION | un.IN_QUESTION | un.PAST
+
+
+def opposite(e: Unit, l_: Unit) -> bool:
+    """Whether ``l_`` tells the opposite of ``e``: said as an instruction (not a report or a
+    question), with the predicate turned (by both polarity readings) or an antonym turned, but
+    not both ("don't enable it" is "disable it").
+
+    A hard gate, because this is how English negation works, not a fitted rule: an instruction
+    with its predicate negated is the opposite instruction, however loudly it is said. Reports
+    and questions are left to the scorer: annoyed users restate by describing the breach ("the
+    price is STILL in the headline").
+    """
+    if not l_.form & _TELLS or l_.form & _DESCRIBES:
+        return False
+    turned = e.polarity != l_.polarity and e.polarity_loose != l_.polarity_loose
+    return turned != (_clashes(e, l_) % 2 == 1)
+
+
+def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
+    """Whether ``l_`` gives ``e`` with a value changed: a number of one that the other lacks on
+    both sides, a name or value of one replaced by another ("use Postgres" / "use MySQL"), one
+    content word swapped in the same frame ("the staging session" / "the prod session"), or a
+    change announced ("instead", "actually", "switch to") beside new content.
+
+    A hard gate: the same instruction with another value is an update, not a repeat.
+    """
+    _, _, _, _, _, missed_e = _cover(e, l_)
+    _, _, _, _, _, missed_l = _cover(l_, e)
+    old = {e.stems[i] for i in missed_e if e.weights[i] >= un.NAME}
+    new = {l_.stems[i] for i in missed_l if l_.weights[i] >= un.NAME}
+    if any(any(c.isdigit() for c in v) for v in old) and any(
+        any(c.isdigit() for c in v) for v in new
+    ):
+        return True
+    if old and new:
+        return True
+    content_e = [i for i in missed_e if e.weights[i] > un.GENERIC]
+    content_l = [i for i in missed_l if l_.weights[i] > un.GENERIC]
+    if (
+        len(content_e) == 1
+        and len(content_l) == 1
+        and _same_frame(e.stems, content_e[0], l_.stems, content_l[0])
+    ):
+        return True
+    return bool(cues.update) and bool(content_l) and bool(content_e)
+
+
+def _clashes(e: Unit, l_: Unit) -> int:
+    """Poles the two spans hold with opposite signs only ("enable" / "disable"); a pole a span
+    holds both ways ("under the figures, above the tables") clashes with nothing."""
+    mine, theirs = set(e.poles), set(l_.poles)
+    return sum(
+        1
+        for p, sign in mine
+        if (p, -sign) in theirs and (p, sign) not in theirs and (p, -sign) not in mine
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _form_vector(form: int) -> tuple[float, ...]:
+    return tuple(float(bool(form & bit)) for _, bit in un.FORM_BITS)
+
+
+def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
+    """The feature vector (in ``FEATURES`` order) of earlier unit ``e`` against later ``l_``."""
+    got_e, all_e, exact_e, concept_e, miss_ce, missed_e = _cover(e, l_)
+    got_l, all_l, exact_l, _concept_l, miss_cl, missed_l = _cover(l_, e)
+    all_e = all_e or 1.0
+    all_l = all_l or 1.0
+    shared_values = set(e.values) & set(l_.values)
+    e_only = [v for v in e.values if v not in shared_values]
+    l_only = [v for v in l_.values if v not in shared_values]
+    num_e, num_l = _numeric(e.values), _numeric(l_.values)
+    name_e = [i for i in missed_e if e.weights[i] >= un.NAME]
+    name_l = [i for i in missed_l if l_.weights[i] >= un.NAME]
+    content_e = [i for i in missed_e if e.weights[i] > un.GENERIC]
+    content_l = [i for i in missed_l if l_.weights[i] > un.GENERIC]
+    single_swap = (
+        len(content_e) == 1
+        and len(content_l) == 1
+        and _same_frame(e.stems, content_e[0], l_.stems, content_l[0])
+    )
+    poles_e = dict(e.poles)
+    poles_l = dict(l_.poles)
+    clash = sum(1 for p, s in poles_e.items() if poles_l.get(p, s) != s)
+    agree = sum(1 for p, s in poles_e.items() if poles_l.get(p) == s)
+    unpaired = len(poles_e.keys() ^ poles_l.keys())
+    pol_differs = int(e.polarity != l_.polarity)
+    keys_e, keys_l = set(e.keys), set(l_.keys)
+    short, long_ = (e.norm, l_.norm) if len(e.norm) <= len(l_.norm) else (l_.norm, e.norm)
+    row = [
+        fuzz.ratio(e.norm, l_.norm) / 100.0,
+        fuzz.token_set_ratio(e.norm, l_.norm) / 100.0,
+        fuzz.partial_ratio(short, long_) / 100.0 if short else 0.0,
+        fuzz.ratio(" ".join(e.stems), " ".join(l_.stems)) / 100.0,
+        got_e / all_e,
+        got_l / all_l,
+        exact_e / all_e,
+        exact_l / all_l,
+        concept_e / all_e,
+        len(missed_e),
+        len(missed_l),
+        miss_ce,
+        miss_cl,
+        min(len(e.stems), 20),
+        min(len(l_.stems), 40),
+        len(shared_values),
+        len(e_only),
+        len(l_only),
+        float(bool(num_e) and bool(num_l) and num_e != num_l),
+        float(bool(name_e) and bool(name_l)),
+        float(single_swap),
+        min(miss_ce, miss_cl),
+        float(bool(e_only) and bool(l_only)),
+        float(_prefix_antonyms(e, l_)),
+        _descents(e, l_),
+        e.polarity,
+        l_.polarity,
+        pol_differs,
+        int(e.polarity_loose != l_.polarity_loose),
+        min(e.negations, 3),
+        min(l_.negations, 3),
+        clash,
+        agree,
+        unpaired,
+        float(pol_differs != clash % 2),
+        float(bool(set(l_.rejected) & keys_e)),
+        float(bool(set(e.rejected) & keys_l)),
+        _inversions(e, l_),
+        _swapped(e, l_),
+        *_form_vector(e.form),
+        *_form_vector(l_.form),
+        min(cues.reminder, 3),
+        min(cues.frustration, 3),
+        min(cues.questions, 3),
+        cues.caps,
+        float(cues.exclaim),
+        min(cues.update, 3),
+        min(cues.update_weak, 3),
+        min(cues.sentences, 10),
+        math.log1p(cues.words),
+        float(where == un.WHOLE),
+        float(where == un.CLAUSE),
+        math.log1p(e.n_words),
+        math.log1p(l_.n_words),
+    ]
+    return row

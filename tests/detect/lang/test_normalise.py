@@ -1,0 +1,64 @@
+"""One normal form for the many ways people type the same words."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.detect.lang.normalise import is_value, key, normalise, stem, value, words
+
+
+def test_contractions_expand_with_or_without_the_apostrophe() -> None:
+    assert words("Don't push, it's broken") == ("do", "not", "push", "it", "is", "broken")
+    assert words("dont push, cant wait, wont do") == (
+        "do",
+        "not",
+        "push",
+        "can",
+        "not",
+        "wait",
+        "will",
+        "not",
+        "do",
+    )
+    assert words("we\u2019d rather not") == ("we", "would", "rather", "not")
+
+
+def test_values_have_one_spelling() -> None:
+    assert [value(w) for w in ("10k", "02:30", "$20", "3.50", "1.5k", "25MB")] == [
+        "10000",
+        "2:30",
+        "20",
+        "3.5",
+        "1500",
+        "25",
+    ]
+    assert "2500" in words("cap it at 2,500 rows")
+    assert "90%" in words("keep coverage above 90 percent")
+
+
+def test_a_numbered_abbreviation_is_no_negation() -> None:
+    assert "no" not in words("bump the version no. each round, see item No. 5")
+    assert "no" in words("answer no")
+
+
+def test_spelling_variants_and_inflections_meet() -> None:
+    assert stem("colours") == stem("colors")
+    assert stem("organising") == stem("organizing")
+    assert stem("removing") == stem("remove") == stem("removed")
+    assert key("kept") == key("keep") == key("stays")
+    assert key("db") == key("database") == key("databases")
+    assert key("folders") == key("directory")
+
+
+def test_values_are_told_from_words() -> None:
+    assert is_value("src/app.py") and is_value("v2.3") and is_value("`make`")
+    assert not is_value("parser")
+    assert words("use #TidepoolTuesday for @alice") == ("use", "#tidepooltuesday", "for", "@alice")
+
+
+@given(st.text(max_size=200))
+def test_any_text_reads_without_error(text: str) -> None:
+    got = words(text)
+    assert all(w == w.lower() and w for w in got)
+    assert normalise(normalise(text)) == normalise(text)

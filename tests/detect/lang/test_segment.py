@@ -1,0 +1,90 @@
+"""Pasted material out, then sentences and clauses."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.detect.lang.segment import clauses, output_line, pieces, prose, sentences
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "    at Object.<anonymous> (/app/src/index.js:12:5)",
+        'File "app.py", line 12, in <module>',
+        "2026-12-01 10:22:01 ERROR worker crashed",
+        "$ npm test",
+        "@@ -1,3 +1,4 @@",
+        "create mode 100644 main.py",
+        "remote: error: GH006: Protected branch update failed",
+        "│ GC Root: System class",
+        "const retries = 3;",
+        "a1b2c3d 4e5f6a7 src/x.py 120",
+    ],
+)
+def test_machine_output_is_recognised_by_its_shape(line: str) -> None:
+    assert output_line(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Keep the parser under 200 lines.", "please don't touch `config.yaml`", "Ship it on Friday"],
+)
+def test_typed_lines_are_not_output(line: str) -> None:
+    assert not output_line(line)
+
+
+def test_prose_drops_a_pasted_block_with_its_caption() -> None:
+    text = (
+        'here\'s the error:\nTraceback (most recent call last):\n  File "a.py", line 3\n'
+        "KeyError: 'x'\n\nPlease fix the parser first."
+    )
+    assert prose(text).strip() == "Please fix the parser first."
+
+
+def test_headings_and_status_blocks_are_not_instructions_but_a_single_label_line_may_be() -> None:
+    brief = (
+        "Handoff\nBranch: main\nmachine: build-03\ntests: 412 passed\nDont merge until CI is green."
+    )
+    assert prose(brief).strip() == "Dont merge until CI is green."
+    assert prose("=== Step 3: Enable entire ===").strip() == ""
+    assert prose("Tone: friendly, no jargon.") == "Tone: friendly, no jargon."
+
+
+def test_sentences_keep_abbreviations_and_list_items() -> None:
+    got = sentences("List Dr. Okafor as author. Rules:\n1. no emojis\n2. keep it short")
+    assert got == ("List Dr. Okafor as author.", "Rules", "no emojis", "keep it short")
+
+
+def test_pieces_cut_from_a_question_say_so() -> None:
+    got = pieces("Rule 3, no gradients - does that cover print too?")
+    assert [asks for _, asks in got] == [True, True]
+
+
+def test_clauses_split_a_negated_reason_a_second_request_and_a_contrast() -> None:
+    assert clauses("Use pnpm, the CI image doesn't have yarn.") == (
+        "Use pnpm",
+        "the CI image doesn't have yarn.",
+    )
+    assert clauses("Book the slots in 45 minutes and leave 15 minutes between them") == (
+        "Book the slots in 45 minutes",
+        "leave 15 minutes between them",
+    )
+    assert clauses("use B, not A") == ("use B", "not A")
+    assert clauses("For the app, never mention prices") == ("For the app, never mention prices",)
+    assert clauses("Keep it short, clear and friendly") == ("Keep it short, clear and friendly",)
+
+
+@given(st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=30), min_size=1, max_size=6))
+def test_typed_paragraphs_are_left_alone(lines: list[str]) -> None:
+    text = "\n".join(f"Please {line.strip(' ,.') or 'go'} now" for line in lines)
+    assert prose(text) == text
+
+
+@given(st.text(max_size=300))
+def test_any_text_segments_without_error(text: str) -> None:
+    for s in sentences(prose(text)):
+        assert s.strip() == s and s
+        assert all(c for c in clauses(s))

@@ -1,0 +1,83 @@
+"""What the scorer reads off a span: content, values, polarity, poles, form."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.detect.lang import units as un
+from monitor.detect.lang.units import read, unit
+
+
+def test_polarity_counts_negations_of_the_predicate() -> None:
+    assert unit("Push to main").polarity == 0
+    assert unit("Don't push to main").polarity == 1
+    assert unit("dont push to main").polarity == 1
+    assert unit("Never push to main").polarity == 1
+    assert unit("Don't skip the tests").polarity == 0  # two negations
+    assert unit("don't forget to run the tests").polarity == 0
+
+
+def test_a_contrastive_not_names_an_alternative_and_negates_nothing() -> None:
+    u = unit("Use pnpm, not yarn")
+    assert u.polarity == 0 and "yarn" in u.rejected
+    v = unit("tabs not spaces")
+    assert v.polarity == 0 and "space" in v.rejected
+
+
+def test_a_negated_bound_is_the_same_bound() -> None:
+    sides = {
+        unit(t).poles
+        for t in (
+            "under 20 rows",
+            "no more than 20 rows",
+            "don't go over 20 rows",
+            "never exceed 20 rows",
+            "at most 20 rows",
+        )
+    }
+    assert sides == {(("bound", -1),)}
+    assert unit("at least 3 reviewers").poles == (("bound", 1),)
+
+
+def test_antonyms_share_a_pole_with_opposite_signs() -> None:
+    a, b = dict(unit("enable dark mode").poles), dict(unit("disable dark mode").poles)
+    turned = [p for p in a.keys() & b.keys() if a[p] == -b[p]]
+    kept = [p for p in a.keys() & b.keys() if a[p] == b[p]]
+    assert len(turned) == 1 and len(kept) == 1  # enable/disable turns, dark stays dark
+    assert unit("leave out the appendix").stems[0] == "omit"
+
+
+def test_loose_polarity_reads_words_negative_in_themselves() -> None:
+    u = unit("main.tex is off limits")
+    assert u.polarity == 0 and u.polarity_loose == 1
+
+
+def test_form_tells_questions_requests_acknowledgements_and_reports() -> None:
+    assert unit("did you keep the cat alive?").form & un.QUESTION
+    assert unit("is the summary still under 150 words").form & un.QUESTION
+    assert unit("you're leaving the opening line as it is, right").form & un.QUESTION
+    polite = unit("could you please bump the version?").form
+    assert polite & un.POLITE
+    assert unit("thanks, looks great").form & un.ACK
+    assert not unit("ok so from now on always rebase before you push").form & un.ACK
+    assert unit("Marco wrote that we should never deploy on Fridays").form & un.REPORT
+    assert unit("Don't push to main").form & un.NEGATED_START
+    assert not unit("when you write the handler, return 202").form & un.QUESTION
+
+
+def test_a_message_is_read_into_sentences_clauses_and_a_short_whole() -> None:
+    m = read("No emojis. Ever. As I said, keep it under 200 words, the app cuts it off.")
+    texts = [u.text for u in m.units]
+    assert "No emojis." in texts and "keep it under 200 words" in texts
+    assert m.kinds[-1] == un.WHOLE
+    assert m.cues.reminder == 1
+
+
+@given(st.text(max_size=200))
+def test_any_text_reads_without_error(text: str) -> None:
+    m = read(text)
+    assert len(m.units) == len(m.kinds)
+    for u in m.units:
+        assert len(u.stems) == len(u.keys) == len(u.weights)
+        assert u.polarity in (0, 1) and u.polarity_loose in (0, 1)

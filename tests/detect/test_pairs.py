@@ -1,0 +1,78 @@
+"""Pair features and the opposite-instruction gate."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.detect.lang.units import read, unit
+from monitor.detect.pairs import FEATURES, N_FEATURES, features, opposite
+
+#: Instructions written for these tests (imperatives of ordinary work in several domains).
+INSTRUCTIONS = [
+    "Include the beta customers in the announcement email",
+    "Push the release branch to origin",
+    "Attach the signed invoice to every expense report",
+    "Use British spelling in the newsletter",
+    "Run the migration on the staging database first",
+    "Cite the original study in the footnotes",
+    "Enable two-factor login for the admin accounts",
+    "Keep the legend below the chart",
+    "Merge the two survey tabs into one sheet",
+    "Round prices to the nearest euro",
+]
+
+
+def _x(e: str, later: str) -> dict[str, float]:
+    m = read(later)
+    return dict(zip(FEATURES, features(unit(e), m.units[0], m.cues, m.kinds[0]), strict=True))
+
+
+def test_a_vector_has_every_feature() -> None:
+    m = read("Keep the brief under 25 pages.")
+    assert len(features(unit("Keep the brief short"), m.units[0], m.cues, 0)) == N_FEATURES
+
+
+def test_the_same_words_cover_each_other() -> None:
+    x = _x("Keep the brief under 25 pages", "keep the brief under 25 pages")
+    assert x["cov_e"] == x["cov_l"] == 1.0 and x["pol_differs"] == 0
+
+
+def test_changed_values_and_swapped_roles_are_seen() -> None:
+    assert _x("use port 8080", "use port 9090")["number_changed"] == 1.0
+    assert (
+        _x(
+            "copy the files from the prod bucket into the dev bucket",
+            "copy the files from the dev bucket into the prod bucket",
+        )["swapped_roles"]
+        == 1.0
+    )
+    assert (
+        _x("build for linux/amd64 and linux/arm64", "build for linux/arm64 and linux/amd64")[
+            "swapped_roles"
+        ]
+        == 0.0
+    )
+    assert _x("Freeze the encoder", "Unfreeze the encoder")["prefix_antonyms"] == 1.0
+
+
+@given(
+    st.sampled_from(INSTRUCTIONS),
+    st.sampled_from(["Don't ", "Do not ", "Never ", "dont "]),
+    st.sampled_from(["", "!", "!!", "."]),
+    st.booleans(),
+)
+def test_a_negated_instruction_is_its_opposite_however_it_is_shouted(
+    text: str, negation: str, mark: str, caps: bool
+) -> None:
+    later = negation + text[0].lower() + text[1:] + mark
+    if caps:
+        later = later.upper()
+    assert opposite(unit(text), unit(later))
+    assert not opposite(unit(text), unit(text + mark))
+
+
+@given(st.sampled_from(INSTRUCTIONS))
+def test_reports_and_questions_are_never_gated(text: str) -> None:
+    assert not opposite(unit(text), unit("why did you not " + text.lower() + "?"))
+    assert not opposite(unit(text), unit("the team did not " + text.lower()))
