@@ -29,6 +29,8 @@ Kind = Literal[
     "session_end",
 ]
 KINDS: Final[tuple[str, ...]] = get_args(Kind)
+Origin = Literal["human", "harness", "command", "interrupt"]
+ORIGINS: Final[tuple[str, ...]] = get_args(Origin)
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Turn = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
@@ -80,6 +82,10 @@ class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=False, omit_defau
     tool: Tool | None = None
     compaction: Compaction | None = None
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
+    #: Who wrote a user-role record: absent or "human" for what a person typed; the adapters set
+    #: "harness" (injected context, command wrappers, skill bodies), "command" (local command
+    #: output) or "interrupt" (an interrupt marker). Detectors read only human text.
+    origin: Origin | None = None
     v: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:

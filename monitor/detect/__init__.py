@@ -17,7 +17,7 @@ import msgspec
 
 from monitor.detect.config import DetectConfig
 from monitor.detect.repeats import check_call, excerpt
-from monitor.detect.restatements import find_restatements, instructions_in
+from monitor.detect.restatements import MAX_LISTED, Judged, instructions_in, judge
 from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, Pending, SessionState
 from monitor.events import Event
 from monitor.flags import Flag, text_key
@@ -135,6 +135,66 @@ def _release(
 
 #: Kinds that change nothing but the session's counters and seen window.
 _COUNTED_ONLY: Final = frozenset({"tool_result", "assistant_message"})
+#: Kinds that are the agent's own work (a compaction means it worked long enough to need
+#: one): a user message after one is no retry.
+_WORK: Final = frozenset({"tool_call", "assistant_message", "compaction"})
+
+
+def _text_fp(text: str) -> int:
+    """A fingerprint of a message as typed (case and spacing aside): a retry sends the same."""
+    return zlib.crc32(" ".join(text.lower().split()).encode("utf-8", "surrogatepass")) or 1
+
+
+def _restatement_flag(
+    event: Event,
+    meta: Meta,
+    attrs: dict[str, str],
+    restated: tuple[Judged, ...],
+    cfg: DetectConfig,
+) -> Flag:
+    """The one flag a user message raises, whatever it restates: the evidence lists the
+    restated instructions, those with a compaction between the two turns first (the primary
+    signal), then by score. The key names the message, so re-processing it adds nothing."""
+
+    def spanning(j: Judged) -> int | None:
+        return _compaction_between(meta.compaction_turns, j.earlier.turn, event.turn)
+
+    ranked = sorted(restated, key=lambda j: (spanning(j) is None, -j.score, j.earlier.turn))
+    top = ranked[0]
+    c = spanning(top)
+    return Flag(
+        session_id=event.session_id,
+        signal="restated_instruction",
+        turn=event.turn,
+        original_turn=top.earlier.turn,
+        compaction_turn=c,
+        key=text_key(f"message\x00{event.event_id}"),
+        evidence={
+            "earlier": excerpt(top.earlier.text, cfg),
+            "later": excerpt(top.sentence, cfg),
+            "original_turn": top.earlier.turn,
+            "turn": event.turn,
+            "score": top.score,
+            "cues": list(top.cues),
+            "spans_compaction": c is not None,
+            "tier": "spanning" if c is not None else "unspanned",
+            "compactor": meta.compactor,
+            "restated": [
+                {
+                    "earlier": excerpt(j.earlier.text, cfg),
+                    "original_turn": j.earlier.turn,
+                    "later": excerpt(j.sentence, cfg),
+                    "score": j.score,
+                    "spans_compaction": spanning(j) is not None,
+                }
+                for j in ranked[:MAX_LISTED]
+            ],
+            "restated_count": len(ranked),
+        },
+        event_id=event.event_id,
+        ts=event.ts,
+        attrs=attrs,
+    )
 
 
 def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
@@ -151,8 +211,14 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
     if event.kind in _COUNTED_ONLY and attrs is meta.attrs:
         # About half of all events: only the counters move, and this path costs about half
         # of the generic one below.
+        work = meta.work_since_user or event.kind == "assistant_message"
         meta = msgspec.structs.replace(
-            meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
+            meta,
+            events=meta.events + 1,
+            seen=seen,
+            last_ts=last_ts,
+            max_turn=max_turn,
+            work_since_user=work,
         )
         return SessionState(meta, state.calls, state.recent, state.instructions, state.pending), []
     calls, recent, instructions = state.calls, state.recent, state.instructions
@@ -166,6 +232,8 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
     if attrs is not meta.attrs:
         changes["attrs"] = attrs
     kind = event.kind
+    if kind in _WORK and not meta.work_since_user:
+        changes["work_since_user"] = True
     if kind == "tool_call":
         changes["tool_calls"] = meta.tool_calls + 1
         calls, recent, flag = check_call(state, meta, event, cfg)
@@ -173,44 +241,35 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
             flags.append(flag)
             changes["repeat_flags"] = meta.repeat_flags + 1
     elif kind == "user_message":
-        text = (event.text or "")[: cfg.max_text_chars]
         changes["user_messages"] = meta.user_messages + 1
-        keys: set[str] = set()
-        for found in find_restatements(instructions.items, text, event.turn, cfg):
-            flag_key = text_key(found.earlier.sentence)
-            if flag_key in keys:
-                continue  # the same instruction given twice before: one flag, the best match
-            keys.add(flag_key)
-            c = _compaction_between(meta.compaction_turns, found.earlier.turn, event.turn)
-            flags.append(
-                Flag(
-                    session_id=event.session_id,
-                    signal="restated_instruction",
-                    turn=event.turn,
-                    original_turn=found.earlier.turn,
-                    compaction_turn=c,
-                    key=flag_key,
-                    evidence={
-                        "earlier": excerpt(found.earlier.sentence, cfg),
-                        "later": excerpt(found.sentence, cfg),
-                        "original_turn": found.earlier.turn,
-                        "turn": event.turn,
-                        "score": round(found.score, 1),
-                        "cues": list(found.cues),
-                        "spans_compaction": c is not None,
-                        "compactor": meta.compactor,
-                    },
-                    event_id=event.event_id,
-                    ts=event.ts,
-                    attrs=attrs,
-                )
-            )
-        if flags:
-            changes["restate_flags"] = meta.restate_flags + len(flags)
-        new = instructions_in(text, event.turn, cfg)
-        if new:
-            items = (*instructions.items, *new)[-cfg.max_instructions :]
-            instructions = Instructions(items)
+        if event.origin == "interrupt":
+            changes["interrupted"] = True
+        if event.origin is not None and event.origin != "human":
+            # Injected into the user role by the harness (command wrappers, context blocks, skill
+            # bodies): nobody typed it, so it neither instructs nor restates.
+            changes["injected"] = meta.injected + 1
+        else:
+            text = (event.text or "")[: cfg.max_text_chars]
+            fp = _text_fp(text)
+            changes["last_user_fp"] = fp
+            changes["work_since_user"] = False
+            changes["interrupted"] = False
+            if fp == meta.last_user_fp and meta.interrupted and not meta.work_since_user:
+                # Sent again, word for word, right after an interrupt and with no agent work in
+                # between: a retry, not a restatement.
+                changes["retries"] = meta.retries + 1
+            else:
+                verdict = judge(instructions.items, text, event.turn, cfg)
+                if verdict.restated:
+                    flag = _restatement_flag(event, meta, attrs, verdict.restated, cfg)
+                    flags.append(flag)
+                    changes["restate_flags"] = meta.restate_flags + 1
+                    if flag.compaction_turn is not None:
+                        changes["restate_spanning"] = meta.restate_spanning + 1
+                new = instructions_in(text, event.turn, cfg)
+                if new:
+                    items = (*instructions.items, *new)[-cfg.max_instructions :]
+                    instructions = Instructions(items)
     elif kind == "compaction":
         compactor = (event.compaction.compactor if event.compaction else None) or attrs.get(
             "compactor"

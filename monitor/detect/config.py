@@ -29,8 +29,9 @@ class DetectConfig(msgspec.Struct, frozen=True):
     max_text_chars: int = 4_000
     #: Characters of arguments / sentences copied into evidence.
     evidence_chars: int = 300
-    #: Minimum restatement score (0-100) to flag.
-    restate_threshold: float = 80.0
+    #: Minimum restatement score (100 P(same)) to flag; None: the model's own threshold,
+    #: chosen on its validation split.
+    restate_threshold: float | None = None
     #: Turns an event may arrive late by (events are held and processed in turn order; 0: off).
     reorder_turns: int = 0
     #: Mask secrets (API keys, tokens, passwords) in evidence excerpts.

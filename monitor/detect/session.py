@@ -58,6 +58,17 @@ class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     seen: bytes = b""
     #: Low-cardinality attributes of the session (agent, model, tenant...), from its events.
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
+    #: Restatement flags whose restated instruction lies before a compaction (the primary tier).
+    restate_spanning: int = 0
+    #: User messages sent again with no agent work in between (retries, never flagged).
+    retries: int = 0
+    #: User-role records the harness injected (never read as instructions).
+    injected: int = 0
+    #: Fingerprint of the last typed user message, and whether the agent worked since.
+    last_user_fp: int = 0
+    work_since_user: bool = False
+    #: An interrupt marker came after the last typed user message.
+    interrupted: bool = False
 
     @property
     def last_compaction(self) -> int | None:

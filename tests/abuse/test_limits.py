@@ -95,7 +95,7 @@ def test_arguments_are_fingerprinted_on_the_configured_prefix_plus_length() -> N
 
 def _restated(padding: int, cfg: DetectConfig) -> bool:
     events = [
-        ev(0, "user_message", text="x " * (padding // 2) + INSTRUCTION),
+        ev(0, "user_message", text="ok. " * (padding // 4) + INSTRUCTION),
         ev(1, "user_message", text=RESTATED),
     ]
     return any(f.signal == "restated_instruction" for f in detect_all(events, cfg))
