@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///monitor.db"
 
 
-def _alembic_dir() -> Path:
-    override = os.environ.get("MONITOR_ALEMBIC_DIR")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "alembic"
+#: The migrations ship inside the package (``monitor/store/migrations``), so an installed wheel
+#: finds them where a checkout does; Alembic resolves ``package:directory`` itself.
+SCRIPT_LOCATION = "monitor.store:migrations"
 
 
 def normalise_url(url: str) -> str:
@@ -47,12 +42,11 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 
 def upgrade(url: str, revision: str = "head") -> None:
     """Run the Alembic migrations up to ``revision`` (``monitor db upgrade``)."""
+    from alembic import command
     from alembic.config import Config
 
-    from alembic import command
-
     cfg = Config()
-    cfg.set_main_option("script_location", str(_alembic_dir()))
+    cfg.set_main_option("script_location", SCRIPT_LOCATION)
     cfg.set_main_option("sqlalchemy.url", normalise_url(url).replace("%", "%%"))
     cfg.attributes["explicit_url"] = True
     command.upgrade(cfg, revision)

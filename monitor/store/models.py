@@ -1,4 +1,4 @@
-"""Table definitions. Alembic migrations in ``alembic/`` are the only way these are created."""
+"""Table definitions. Alembic migrations in ``migrations/`` are the only way these are created."""
 
 from __future__ import annotations
 
