@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from monitor.config import Settings
 from monitor.detect import DetectConfig, flush
-from monitor.stream import agents, schedule, topics, transport
+from monitor.stream import agents, schedule, topics, transport, versions
 from monitor.stream.kafka import faust_broker_credentials
 from monitor.stream.tables import Expirable, SessionTables
 
@@ -61,8 +61,11 @@ def create_app(
     maker: sessionmaker[Session],
     metrics: Metrics | None = None,
 ) -> Worker:
-    """The Faust app with its topics, tables and agents declared."""
+    """The Faust app with its topics, tables and agents declared (on a supported Faust only:
+    ``versions.check_faust``)."""
     import faust
+
+    versions.check_faust()
 
     app = faust.App(
         settings.app_id,
@@ -381,6 +384,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> None:
     from monitor.metrics import build_metrics
     from monitor.store.db import make_engine, make_sessionmaker
 
+    versions.check_faust()  # before touching the database or the broker
     _check_schema(settings.db_url)
     maker = make_sessionmaker(make_engine(settings.db_url))
     worker = create_app(settings, maker, build_metrics())

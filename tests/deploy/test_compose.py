@@ -400,6 +400,15 @@ def test_image_installs_the_package_without_the_dev_extra() -> None:
     assert "[dev]" not in runs and ".[dev" not in runs
 
 
+def test_image_installs_from_the_runtime_lock() -> None:
+    steps = _instructions()
+    runs = " ".join(rest for word, rest in steps if word == "RUN")
+    copies = " ".join(rest for word, rest in steps if word == "COPY")
+    assert "-r requirements/runtime.txt" in runs and "requirements/runtime.txt" in copies
+    assert "--no-index" in runs  # the final stage resolves nothing anew
+    assert "!requirements/runtime.txt" in (ROOT / ".dockerignore").read_text().splitlines()
+
+
 def test_image_needs_no_migrations_outside_the_package() -> None:
     """The migrations are package data now: the image copies nothing for them and sets no
     variable to find them; the build context holds only what the wheel is built from."""
