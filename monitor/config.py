@@ -105,6 +105,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: ListOffsets under-reports); leave off against Apache Kafka. See monitor/stream/compat.py.
     end_offsets_by_fetch: bool = False
 
+    def __post_init__(self) -> None:
+        # Raised here, msgspec reports it as a validation error naming the setting.
+        if self.window < 1:
+            raise ValueError(f"window must be at least 1, not {self.window}")
+
     def detect_config(self) -> DetectConfig:
         return DetectConfig(
             window=self.window,
@@ -142,6 +147,30 @@ def _coerce(name: str, raw: str) -> Any:
     return raw
 
 
+def _read_file(path: Path) -> dict[str, Any]:
+    """The TOML file's settings; a key that names no setting is an error (a typo would
+    otherwise leave the default in force without a word)."""
+    import difflib
+
+    try:
+        with open(path, "rb") as fh:
+            values = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"configuration file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"configuration file {path} is not valid TOML: {exc}") from None
+    known = Settings.__struct_fields__
+    for key in values:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"unknown setting {key!r} in {path}{hint}; the settings are listed in "
+                "deploy/README.md"
+            )
+    return values
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None, config_file: str | Path | None = None
 ) -> Settings:
@@ -150,8 +179,7 @@ def load_settings(
     values: dict[str, Any] = {}
     path = config_file or environ.get(ENV_PREFIX + "CONFIG")
     if path:
-        with open(path, "rb") as fh:
-            values.update(tomllib.load(fh))
+        values.update(_read_file(Path(path)))
     for name in Settings.__struct_fields__:
         raw = environ.get(ENV_PREFIX + name.upper())
         if raw is not None:

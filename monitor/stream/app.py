@@ -189,9 +189,22 @@ async def _drop(
     found: list[Expirable],
     metrics: Metrics | None,
 ) -> int:
-    work = agents.Work(tables.load)
+    from monitor.provenance import record_source, stamp
+    from monitor.stream.tables import unpack_meta
+
+    topic = declared.input.get_topic_name()
+    work = agents.Work(tables.load, saved_spans=tables.spans)
     for e in found:
         new, raised = flush(e.state, cfg)
+        sid = new.meta.session_id
+        # The record that held each released event, if this worker saw it arrive; else the
+        # last record applied to the session (the event arrived in it or before).
+        last = unpack_meta(e.meta_record)[:2]
+        raised = [
+            stamp([f], record_source(topic, *(tables.held.origin(sid, f.event_id) or last)))[0]
+            for f in raised
+        ]
+        tables.held.keep(sid, ())
         if raised and metrics is not None:
             metrics.observe_flags(raised, new.meta.attrs)
         outcome = agents.Outcome(
@@ -352,28 +365,32 @@ def _add_pages(app: faust.App, metrics: Metrics) -> None:
 
 
 def _check_schema(url: str) -> None:
-    """Fail fast on a database without the monitor's schema; an unreachable one only warns
-    (the sinks retry, and flags wait in their topic until the database is back)."""
-    from sqlalchemy import inspect
+    """Fail fast on a database without the monitor's current schema (the sinks would fail on
+    every write); an unreachable one only warns (the sinks retry, and flags wait in their
+    topic until the database is back)."""
     from sqlalchemy.exc import OperationalError
 
     from monitor.config import mask_url
-    from monitor.store.db import make_engine, upgrade
+    from monitor.errors import Fatal
+    from monitor.store.db import make_engine, revisions, upgrade
 
     if url.startswith("sqlite"):
         upgrade(url)  # the embedded default sets itself up
         return
     engine = make_engine(url)
     try:
-        has_schema = inspect(engine).has_table("flags")
+        current, heads = revisions(engine)
     except OperationalError as exc:
         log.warning("database %s unreachable at start; writes will retry: %s", mask_url(url), exc)
         return
     finally:
         engine.dispose()
-    if not has_schema:
-        raise SystemExit(
-            f"error: no monitor schema in {mask_url(url)}; run `monitor db upgrade` first"
+    if not current:
+        raise Fatal(f"no monitor schema in {mask_url(url)}; run `monitor db upgrade` first")
+    if current != heads:
+        raise Fatal(
+            f"the database {mask_url(url)} is at revision {', '.join(sorted(current))}; the "
+            f"worker needs {', '.join(sorted(heads))}: run `monitor db upgrade` first"
         )
 
 
