@@ -192,8 +192,15 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     if args.window is not None:
         cfg = msgspec.structs.replace(cfg, window=args.window)
     if args.ignore_tool:
-        ignored = cfg.ignored_tools | frozenset(args.ignore_tool)
-        cfg = msgspec.structs.replace(cfg, ignored_tools=ignored)
+        from monitor.detect.config import parse_ignored_tools
+
+        try:
+            names, polls = parse_ignored_tools(args.ignore_tool)
+        except ValueError as exc:
+            raise Fatal(str(exc), USAGE) from None
+        cfg = msgspec.structs.replace(
+            cfg, ignored_tools=cfg.ignored_tools | names, ignored_calls=cfg.ignored_calls | polls
+        )
     inputs = _inputs(args.paths)  # before the store: a failed read creates no database
     kept: list[Any] = []
     sink = None
@@ -630,7 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--ignore-tool",
         action="append",
         metavar="NAME",
-        help="never flag repeats of this tool; repeatable (default: MONITOR_IGNORED_TOOLS)",
+        help="never flag repeats of this tool (TOOL, or TOOL.FIELD=VALUE); repeatable, added to "
+        "the configured ones (default: MONITOR_IGNORED_TOOLS)",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="write nothing to the store (default: write)"

@@ -15,7 +15,13 @@ from typing import Any, Final
 
 import msgspec
 
-from monitor.detect.config import DEFAULT_IGNORED_TOOLS, DetectConfig
+from monitor.detect.config import (
+    DEFAULT_IGNORED_ARGUMENTS,
+    DEFAULT_IGNORED_TOOLS,
+    DetectConfig,
+    parse_ignored_arguments,
+    parse_ignored_tools,
+)
 
 ENV_PREFIX: Final = "MONITOR_"
 
@@ -68,8 +74,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     fetch_max_bytes: int = 1_048_576
     #: Repeat window in turns after a compaction.
     window: int = 5
-    #: Tools whose repeats are never flagged (comma-separated in the environment).
-    ignored_tools: tuple[str, ...] = tuple(sorted(DEFAULT_IGNORED_TOOLS))
+    #: Tools whose repeats are never flagged: `TOOL`, or `TOOL.FIELD=VALUE` for only the calls
+    #: whose FIELD is VALUE (empty: missing or empty). Comma-separated in the environment;
+    #: setting it replaces the defaults (listed per agent below).
+    ignored_tools: tuple[str, ...] = DEFAULT_IGNORED_TOOLS
+    #: Argument fields that do not change what a call does (`TOOL.FIELD`, `*.FIELD` for every
+    #: tool), left out when comparing calls. Setting it replaces the defaults (listed below).
+    ignored_arguments: tuple[str, ...] = DEFAULT_IGNORED_ARGUMENTS
     #: Minimum restatement score (0-100).
     restate_threshold: float = 80.0
     #: Turns an event may arrive late by; such events are held and processed in turn order.
@@ -109,11 +120,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         # Raised here, msgspec reports it as a validation error naming the setting.
         if self.window < 1:
             raise ValueError(f"window must be at least 1, not {self.window}")
+        parse_ignored_tools(self.ignored_tools)
+        parse_ignored_arguments(self.ignored_arguments)
 
     def detect_config(self) -> DetectConfig:
+        names, polls = parse_ignored_tools(self.ignored_tools)
         return DetectConfig(
             window=self.window,
-            ignored_tools=frozenset(self.ignored_tools),
+            ignored_tools=names,
+            ignored_calls=polls,
+            ignored_arguments=parse_ignored_arguments(self.ignored_arguments),
             restate_threshold=self.restate_threshold,
             redact=self.redact,
             reorder_turns=self.reorder_turns,
