@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import msgspec
 
@@ -150,9 +150,12 @@ def _inputs(paths: Sequence[str]) -> list[Any]:
     inputs = list(expand(paths))
     problems = [i for i in inputs if isinstance(i, Problem)]
     if len(problems) == len(inputs):
-        for problem in problems:
-            _say(f"error: {problem.source}: {problem.detail or problem.reason}")
-        raise Fatal("nothing to read: fix the paths above", FATAL)
+        said = [f"{p.source}: {p.detail or p.reason}" for p in problems]
+        if len(said) == 1:
+            raise Fatal(f"{said[0]}; nothing to read")
+        for line in said:
+            _say(f"error: {line}")
+        raise Fatal("nothing to read: fix the paths above")
     return inputs
 
 
@@ -516,6 +519,13 @@ def cmd_produce(args: argparse.Namespace, settings: Settings) -> int:
 # --- parser --------------------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line naming what to fix (argparse's usage banner is --help's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 class _Help(argparse.RawDescriptionHelpFormatter):
     """Descriptions and epilogs keep their line breaks (the examples are laid out by hand)."""
 
@@ -560,7 +570,7 @@ def _add_filters(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--debug",
         action="store_true",
@@ -568,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the traceback of an error instead of one line (default: off)",
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="monitor",
         description="Find agent sessions where context compaction lost something that mattered.",
         epilog=_examples(
