@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import func, select, update
@@ -341,6 +341,14 @@ def _transition(
     )
     row = session.scalars(stmt).one_or_none()
     return item_report(row) if row is not None else None
+
+
+def newest_item_time(session: Session) -> datetime | None:
+    """When the newest intake item was queued (the last sample that queued anything)."""
+    newest: datetime | None = session.scalar(select(func.max(IntakeItem.created_at)))
+    if newest is None:
+        return None
+    return newest.replace(tzinfo=UTC) if newest.tzinfo is None else newest
 
 
 # --- export ----------------------------------------------------------------------------------

@@ -111,6 +111,7 @@ def create_app(
     schedule.register_intake(
         app, maker, settings.intake_cron, metrics, intake_publisher(app, settings)
     )
+    schedule.register_intake_freshness(app, maker, metrics)
     if settings.web_port > 0:
         _add_health_pages(app, declared, DatabaseCheck(settings.db_url))
     if metrics is not None:
