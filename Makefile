@@ -37,7 +37,8 @@ demo: $(VENV)/.runtime
 	@echo "  $(MONITOR) flags --session ex-0001-a3882a8a"
 	@echo "  $(MONITOR) flags --compactor sum-v2.0-rc1 --signal repeated_tool_call --limit 5"
 	@echo "  $(MONITOR) sessions --agent codex-cli --limit 5"
-	@echo "  $(MONITOR) --help"
+	@echo "  $(MONITOR) sample --week 2026-W48"
+	@echo "  $(MONITOR) --help          (the README's 'After make demo' lists these too)"
 
 ## Install what the tests need, start the services they use, lint, type-check, run the suite.
 test: $(VENV)/.dev services
