@@ -350,3 +350,37 @@ def test_listing_order_is_the_rank_shown_and_the_claim_order(store: tuple[str, A
         queued = list_items(s, status="queued", week="2026-W50")
         assert [i["rank"] for i in queued] == [1, 2, 3]  # ranks stay the week's
         assert get_item(s, later[1])["rank"] == 2  # type: ignore[index]
+
+
+def test_cli_claims_by_id_forces_reopens_and_samples_the_last_complete_week(
+    store: tuple[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from monitor.sampling import previous_week
+
+    url, maker = store
+    first, second = queue(maker, 2)
+
+    def cli(*argv: str) -> tuple[int, str, str]:
+        code = main([*argv, "--db", url])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    code, out, _ = cli("intake", "claim", str(second), "--reviewer", "ana")
+    assert code == 0 and json.loads(out)["id"] == second
+    code, _, err = cli("intake", "resolve", str(second), "--accept", "--reviewer", "bo")
+    assert code == 1 and "in review by ana" in err and "--force" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    code, out, _ = cli("intake", "resolve", str(second), "--reject", "--reviewer", "bo", "--force")
+    done = json.loads(out)
+    assert code == 0 and done["status"] == "rejected"
+    assert done["history"][-1]["forced"] is True and done["history"][-1]["overrode"] == "ana"
+    code, out, _ = cli("intake", "reopen", str(second), "--reviewer", "bo")
+    assert code == 0 and json.loads(out)["status"] == "queued"
+    code, out, _ = cli("intake", "list")
+    lines = out.splitlines()
+    assert lines[0].startswith("rank  id")
+    assert [line.split()[:2] for line in lines[1:]] == [["1", f"#{first}"], ["2", f"#{second}"]]
+    code, out, err = cli("sample", "--json")
+    week = previous_week(datetime.now(UTC))
+    assert code == 0 and json.loads(out)["week"] == week
+    assert f"sampling {week}, the last complete ISO week" in err
