@@ -7,6 +7,8 @@ MONITOR := $(VENV)/bin/monitor
 RUNTIME_LOCK := requirements/runtime.txt
 DEV_LOCK := requirements/dev.txt
 SOURCES := monitor tests bench examples
+# Extra pytest arguments, e.g. make test PYTEST_ARGS='tests/test_cli.py -x'.
+PYTEST_ARGS ?=
 
 .PHONY: demo test lint typecheck services examples bench lock clean
 
@@ -45,7 +47,7 @@ test: $(VENV)/.dev services
 	$(VENV)/bin/ruff check $(SOURCES)
 	$(VENV)/bin/ruff format --check $(SOURCES)
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 services:
 	bash .ci/services
