@@ -100,6 +100,8 @@ def _kafka_message(exc: BaseException) -> str | None:
     module = type(exc).__module__ or ""
     if not module.startswith("kafka"):
         return None
-    if type(exc).__name__ == "NoBrokersAvailable":
+    detail = first_line(str(exc))
+    if type(exc).__name__ == "NoBrokersAvailable" or "bootstrap" in detail.lower():
         return "no Kafka broker answers: check --broker / MONITOR_BROKER and that it is running"
-    return f"Kafka error: {type(exc).__name__}: {first_line(str(exc))}"
+    name = type(exc).__name__
+    return f"Kafka error: {detail}" if detail.startswith(name) else f"Kafka error: {name}: {detail}"

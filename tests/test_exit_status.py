@@ -153,6 +153,23 @@ def test_refused_postgres_is_one_line_without_the_password(tmp_path: Path) -> No
         assert "hunter2" not in done.stderr
 
 
+def test_produce_checks_its_inputs_before_the_broker(tmp_path: Path) -> None:
+    done = monitor("produce", "missing.jsonl", "--broker", "127.0.0.1:1", cwd=tmp_path)
+    assert done.returncode == 1
+    one_line_error(done, "missing.jsonl", "nothing to read")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_broker_is_named() -> None:
+    from kafka.errors import KafkaTimeoutError
+
+    from monitor.errors import describe
+
+    for exc in (KafkaTimeoutError("Unable to bootstrap from ['h:1']"),):
+        message, status = describe(exc)
+        assert status == 1 and message.startswith("no Kafka broker answers"), message
+
+
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     done = monitor("flags", "--db", "postgresql://x@127.0.0.1:1/x", "--debug", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" in done.stderr
