@@ -15,7 +15,13 @@ from typing import Any, Final
 
 import msgspec
 
-from monitor.detect.config import DEFAULT_IGNORED_TOOLS, DetectConfig
+from monitor.detect.config import (
+    DEFAULT_IGNORED_ARGUMENTS,
+    DEFAULT_IGNORED_TOOLS,
+    DetectConfig,
+    parse_ignored_arguments,
+    parse_ignored_tools,
+)
 
 ENV_PREFIX: Final = "MONITOR_"
 
@@ -68,8 +74,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     fetch_max_bytes: int = 1_048_576
     #: Repeat window in turns after a compaction.
     window: int = 5
-    #: Tools whose repeats are never flagged (comma-separated in the environment).
-    ignored_tools: tuple[str, ...] = tuple(sorted(DEFAULT_IGNORED_TOOLS))
+    #: Tools whose repeats are never flagged: `TOOL`, or `TOOL.FIELD=VALUE` for only the calls
+    #: whose FIELD is VALUE (empty: missing or empty). Comma-separated in the environment;
+    #: setting it replaces the defaults (listed per agent below).
+    ignored_tools: tuple[str, ...] = DEFAULT_IGNORED_TOOLS
+    #: Argument fields that do not change what a call does (`TOOL.FIELD`, `*.FIELD` for every
+    #: tool), left out when comparing calls. Setting it replaces the defaults (listed below).
+    ignored_arguments: tuple[str, ...] = DEFAULT_IGNORED_ARGUMENTS
     #: Minimum restatement score (0-100).
     restate_threshold: float = 80.0
     #: Turns an event may arrive late by; such events are held and processed in turn order.
@@ -105,10 +116,20 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: ListOffsets under-reports); leave off against Apache Kafka. See monitor/stream/compat.py.
     end_offsets_by_fetch: bool = False
 
+    def __post_init__(self) -> None:
+        # Raised here, msgspec reports it as a validation error naming the setting.
+        if self.window < 1:
+            raise ValueError(f"window must be at least 1, not {self.window}")
+        parse_ignored_tools(self.ignored_tools)
+        parse_ignored_arguments(self.ignored_arguments)
+
     def detect_config(self) -> DetectConfig:
+        names, polls = parse_ignored_tools(self.ignored_tools)
         return DetectConfig(
             window=self.window,
-            ignored_tools=frozenset(self.ignored_tools),
+            ignored_tools=names,
+            ignored_calls=polls,
+            ignored_arguments=parse_ignored_arguments(self.ignored_arguments),
             restate_threshold=self.restate_threshold,
             redact=self.redact,
             reorder_turns=self.reorder_turns,
@@ -142,6 +163,30 @@ def _coerce(name: str, raw: str) -> Any:
     return raw
 
 
+def _read_file(path: Path) -> dict[str, Any]:
+    """The TOML file's settings; a key that names no setting is an error (a typo would
+    otherwise leave the default in force without a word)."""
+    import difflib
+
+    try:
+        with open(path, "rb") as fh:
+            values = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"configuration file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"configuration file {path} is not valid TOML: {exc}") from None
+    known = Settings.__struct_fields__
+    for key in values:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"unknown setting {key!r} in {path}{hint}; the settings are listed in "
+                "deploy/README.md"
+            )
+    return values
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None, config_file: str | Path | None = None
 ) -> Settings:
@@ -150,8 +195,7 @@ def load_settings(
     values: dict[str, Any] = {}
     path = config_file or environ.get(ENV_PREFIX + "CONFIG")
     if path:
-        with open(path, "rb") as fh:
-            values.update(tomllib.load(fh))
+        values.update(_read_file(Path(path)))
     for name in Settings.__struct_fields__:
         raw = environ.get(ENV_PREFIX + name.upper())
         if raw is not None:

@@ -18,6 +18,9 @@ class Flag(msgspec.Struct, frozen=True, omit_defaults=False):
     ``key`` names *what* repeated (the call's fingerprint, or the restated instruction), so
     (session_id, signal, turn, key) is unique: re-processing the same events yields the same
     keys, and the store's unique constraint turns duplicates into no-ops.
+
+    ``source`` says where the flagged event was read (``monitor.provenance``); the shells set
+    it, the core never does, and it is not part of the key.
     """
 
     session_id: str
@@ -30,6 +33,7 @@ class Flag(msgspec.Struct, frozen=True, omit_defaults=False):
     event_id: str
     ts: datetime
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
+    source: dict[str, Any] | None = None
 
     def report(self) -> dict[str, Any]:
         """The item shape shared by ``monitor replay --json`` and ``monitor flags --json``."""
@@ -43,6 +47,7 @@ class Flag(msgspec.Struct, frozen=True, omit_defaults=False):
             "event_id": self.event_id,
             "ts": self.ts.astimezone(UTC).isoformat(),
             "evidence": self.evidence,
+            "source": self.source,
         }
 
 

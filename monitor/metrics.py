@@ -260,8 +260,10 @@ class Metrics:
             "intake_items_sampled_total", "Sessions put on the weekly review intake."
         )
         self.intake_last = gauge(
-            "intake_last_sample_timestamp_seconds", "Unix time of the last intake sample."
+            "intake_last_sample_timestamp_seconds",
+            "Unix time of the newest intake sample known: run here or found in the store.",
         )
+        self._intake_last_s = 0.0
         self.consumer_lag = gauge(
             "consumer_lag_messages", "End offset minus committed offset of an input partition.",
             ["topic", "partition"],
@@ -327,7 +329,13 @@ class Metrics:
 
     def observe_intake(self, sampled: int, now: datetime | None = None) -> None:
         self.intake_sampled.inc(sampled)
-        self.intake_last.set((now or datetime.now(UTC)).timestamp())
+        self.note_intake_sample((now or datetime.now(UTC)).timestamp())
+
+    def note_intake_sample(self, at: float) -> None:
+        """A sample known to have run at ``at`` (unix seconds): the gauge shows the newest,
+        so one read from the store after a restart never moves it back."""
+        self._intake_last_s = max(self._intake_last_s, at)
+        self.intake_last.set(self._intake_last_s)
 
     # --- Kafka consumer (called by the Faust sensor) -----------------------------------------
 

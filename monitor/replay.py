@@ -2,7 +2,9 @@
 
 The same ``step`` runs in the Faust worker, so ``monitor replay`` over a log gives exactly the
 flags the stream gives for the same events. Problems (malformed lines, unknown records) are
-counted and reported with file:line; they never abort the run.
+counted and reported with file:line; they never abort the run. Items read with their origin
+(``run_located``) give each flag the file and line of its event, and each session the spans
+of its input (``monitor.provenance``).
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from monitor.adapters import Problem
+from monitor.adapters import FATAL_REASONS, Problem
 from monitor.detect import DetectConfig, flush, step
 from monitor.detect.session import Meta, SessionState
 from monitor.events import Event
 from monitor.flags import Flag
+from monitor.provenance import Held, Source, Spans, file_source, stamp
 
 #: Problems kept verbatim for the report; the rest are only counted.
 MAX_PROBLEM_SAMPLES = 20
+#: Whole-file problems kept verbatim (each names an input someone has to fix).
+MAX_FILE_PROBLEMS = 1000
 
 
 @dataclass
@@ -40,28 +45,70 @@ class Replay:
     problems: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     problem_samples: list[Problem] = field(default_factory=list)
+    #: Problems about whole inputs that could not be read at all (``FATAL_REASONS``).
+    fatal: int = 0
+    #: Problems about whole files (line 0), all of them: each names an input to look at.
+    file_problems: list[Problem] = field(default_factory=list)
     flag_times: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
+    #: Session id -> spans of its input (only for items fed with an origin).
+    sources: dict[str, Spans] = field(default_factory=dict)
+    _held: Held[Source] = field(default_factory=Held)
 
-    def feed(self, item: Event | Problem) -> list[Flag]:
+    def feed(self, item: Event | Problem, origin: tuple[str, int] | None = None) -> list[Flag]:
+        """Process one item; ``origin`` is the (file, line) it was read from, if known."""
         if isinstance(item, Problem):
             self._problem(item)
             return []
-        state, flags = step(self.states.get(item.session_id), item, self.cfg)
-        self.states[item.session_id] = state
+        sid = item.session_id
+        state, flags = step(self.states.get(sid), item, self.cfg)
+        self.states[sid] = state
         self.events += 1
         if item.kind == "compaction":
             self.compactions += 1
+        if origin is not None:
+            flags = self._locate(sid, item, state, flags, origin)
         self._raised(flags)
         if self.on_event is not None:
             self.on_event(item, flags)
         return flags
+
+    def _locate(
+        self,
+        sid: str,
+        event: Event,
+        state: SessionState,
+        flags: list[Flag],
+        origin: tuple[str, int],
+    ) -> list[Flag]:
+        """Record where ``event`` came from; give ``flags`` the source of the event each
+        names (an event released from reordering was read earlier than this one)."""
+        file, line = origin
+        spans = self.sources.get(sid)
+        if spans is None:
+            spans = self.sources[sid] = Spans()
+        spans.add(("file", file), line)
+        here = file_source(file, line)
+        if not state.pending.events and not self._held.holds(sid):
+            return stamp(flags, here) if flags else flags
+        if state.pending.events:
+            self._held.note(sid, event.event_id, here)
+        out = [
+            stamp([f], self._held.origin(sid, f.event_id) or here)[0] for f in flags
+        ]  # fmt: skip
+        self._held.keep(sid, (e.event_id for e in state.pending.events))
+        return out
 
     def finish(self) -> None:
         """End of input: process what still waits for reordering."""
         for session_id, state in self.states.items():
             if state.pending.events:
                 self.states[session_id], flags = flush(state, self.cfg)
-                self._raised(flags)
+                located = [
+                    stamp([f], src)[0] if (src := self._held.origin(session_id, f.event_id)) else f
+                    for f in flags
+                ]
+                self._held.keep(session_id, ())
+                self._raised(located)
 
     def _raised(self, flags: list[Flag]) -> None:
         if flags:
@@ -76,6 +123,10 @@ class Replay:
         if problem.severity == "skipped":
             self.skipped[problem.reason] += 1
             return
+        if problem.line == 0:
+            self.fatal += problem.reason in FATAL_REASONS
+            if len(self.file_problems) < MAX_FILE_PROBLEMS:
+                self.file_problems.append(problem)
         self.problems[problem.reason] += 1
         if len(self.problem_samples) < MAX_PROBLEM_SAMPLES:
             self.problem_samples.append(problem)
@@ -85,6 +136,27 @@ class Replay:
             self.feed(item)
         self.finish()
         return self
+
+    def run_located(self, items: Iterable[tuple[str, int, Event | Problem]]) -> Replay:
+        """``run`` over ``adapters.read_located`` output: (file, line, item)."""
+        for file, line, item in items:
+            self.feed(item, (file, line) if isinstance(item, Event) else None)
+        self.finish()
+        return self
+
+    def session_sources(self) -> dict[str, list[Source]]:
+        """Session id -> its input spans, as the sessions table stores them."""
+        return {sid: spans.to_json() for sid, spans in self.sources.items()}
+
+    def status(self) -> int:
+        """The run's exit status (``monitor.errors``): fatal when an input could not be read
+        at all or nothing was processed though something was wrong; skipped when lines or
+        files were left out; else OK."""
+        from monitor.errors import FATAL, OK, SKIPPED
+
+        if self.fatal or (self.problems and not self.events):
+            return FATAL
+        return SKIPPED if self.problems else OK
 
     def flagged_metas(self) -> list[Meta]:
         """Sessions worth storing: those with a flag or a reported incident."""
@@ -109,10 +181,15 @@ class Replay:
                 "restated_instruction": self.flags_by_signal["restated_instruction"],
             },
             "problems": dict(self.problems),
+            "status": self.status(),
             "skipped_records": dict(self.skipped),
             "problem_samples": [
                 {"source": p.source, "line": p.line, "reason": p.reason, "detail": p.detail}
                 for p in self.problem_samples
+            ],
+            "file_problems": [
+                {"source": p.source, "reason": p.reason, "detail": p.detail}
+                for p in self.file_problems
             ],
             "top_sessions": [
                 {

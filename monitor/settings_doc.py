@@ -117,7 +117,29 @@ def markdown(docs: Sequence[FieldDoc]) -> str:
         rows.append(
             f"| `{d.name}` | `{d.env}` | `{_cell(d.type)}` | {default} | {_cell(d.description)} |"
         )
-    return "\n".join(rows) + "\n"
+    return "\n".join([*rows, *_ignores()]) + "\n"
+
+
+def _ignores() -> list[str]:
+    """The defaults of ``ignored_tools`` and ``ignored_arguments``, per agent, with why."""
+    from monitor.detect.config import DEFAULT_IGNORES
+
+    rows = [
+        "",
+        "### Default ignores per agent",
+        "",
+        "The defaults of `ignored_tools` and `ignored_arguments`, by the agent whose tools they "
+        "name (they apply by tool name, whatever the agent). Setting either replaces its whole "
+        "list, so copy the entries to keep.",
+        "",
+        "| agent | setting | entry | why |",
+        "|---|---|---|---|",
+    ]
+    for agent, (tools, arguments) in DEFAULT_IGNORES.items():
+        for setting, entries in (("ignored_tools", tools), ("ignored_arguments", arguments)):
+            for entry, why in entries.items():
+                rows.append(f"| {agent} | `{setting}` | `{_cell(entry)}` | {_cell(why)} |")
+    return rows
 
 
 def replace_section(document: str, section: str) -> str:

@@ -5,18 +5,31 @@ shell is ``files.py``. Field mappings and turn conventions: schemas/adapters.md.
 
 from __future__ import annotations
 
-from monitor.adapters.base import Item, Parser, Problem
-from monitor.adapters.files import FORMATS, PARSERS, expand, read_file, read_paths
+from monitor.adapters.base import Item, Located, Parser, Problem
+from monitor.adapters.files import (
+    FATAL_REASONS,
+    FORMATS,
+    PARSERS,
+    expand,
+    read_file,
+    read_file_located,
+    read_located,
+    read_paths,
+)
 from monitor.adapters.sniff import sniff
 
 __all__ = [
+    "FATAL_REASONS",
     "FORMATS",
     "PARSERS",
     "Item",
+    "Located",
     "Parser",
     "Problem",
     "expand",
     "read_file",
+    "read_file_located",
+    "read_located",
     "read_paths",
     "sniff",
 ]

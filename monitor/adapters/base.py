@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 import msgspec
 
@@ -38,6 +38,26 @@ class Parser(Protocol):
     """The one signature every adapter module's ``parse`` has."""
 
     def __call__(self, lines: Iterable[bytes], source: str) -> Iterator[Item]: ...
+
+
+class Located(NamedTuple):
+    """An adapter's item with the 1-based line of the record it was read from (0 for a
+    Problem about the whole file): what replay's provenance records."""
+
+    line: int
+    item: Item
+
+
+class LocatedParser(Protocol):
+    """``parse_located``: the same items as ``parse``, each with its line."""
+
+    def __call__(self, lines: Iterable[bytes], source: str) -> Iterator[Located]: ...
+
+
+def without_lines(located: Iterator[Located]) -> Iterator[Item]:
+    """The items of a located stream (each adapter's ``parse`` is its ``parse_located`` so)."""
+    for _, item in located:
+        yield item
 
 
 #: Longest text copied into an event (characters). Transcripts hold whole files in tool results;
@@ -84,14 +104,15 @@ def json_lines(lines: Iterable[bytes], source: str) -> Iterator[Line]:
 
 def each_record(
     lines: Iterable[bytes], source: str, handle: Callable[[dict[str, Any], int], Iterable[Item]]
-) -> Iterator[Item]:
+) -> Iterator[Located]:
     """The Problems of undecodable lines, and what ``handle`` makes of each decoded record
-    (given the record and its 1-based line number)."""
+    (given the record and its 1-based line number), each with that line number."""
     for line in json_lines(lines, source):
         if line.problem is not None:
-            yield line.problem
+            yield Located(line.number, line.problem)
         elif line.record is not None:
-            yield from handle(line.record, line.number)
+            for item in handle(line.record, line.number):
+                yield Located(line.number, item)
 
 
 def _quote(raw: bytes) -> str:

@@ -20,6 +20,7 @@ import msgspec
 from monitor.adapters.base import (
     MAX_RESULT_CHARS,
     Item,
+    Located,
     Problem,
     as_arguments,
     cap,
@@ -29,6 +30,7 @@ from monitor.adapters.base import (
     parse_ts,
     string,
     text_of,
+    without_lines,
 )
 from monitor.events import Compaction, Event, Kind, Tool
 
@@ -92,27 +94,35 @@ def agent_id_from_path(source: str) -> str | None:
 
 def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
     """Events of one Claude Code transcript, in file order; Problems for unusable lines."""
+    return without_lines(parse_located(lines, source))
+
+
+def parse_located(lines: Iterable[bytes], source: str) -> Iterator[Located]:
+    """``parse``'s items, each with its line (a compaction keeps its boundary's line, though it
+    is emitted once its summary record has been read)."""
     state = _File(source=source, file_agent=agent_id_from_path(source))
-    pending: Event | None = None  # a compaction waiting for its summary record
+    pending: Located | None = None  # a compaction waiting for its summary record
     for line in json_lines(lines, source):
         if line.problem is not None:
-            yield line.problem
+            yield Located(line.number, line.problem)
             continue
         record = line.record
         assert record is not None
         if pending is not None:
             summary = _summary_text(record)
-            if summary is not None and _session_of(state, record)[0] == pending.session_id:
-                yield msgspec.structs.replace(pending, text=cap(summary))
+            event = pending.item
+            assert isinstance(event, Event)
+            if summary is not None and _session_of(state, record)[0] == event.session_id:
+                yield Located(pending.line, msgspec.structs.replace(event, text=cap(summary)))
                 pending = None
                 continue
             yield pending
             pending = None
         for item in _record(state, record, line.number):
             if isinstance(item, Event) and item.kind == "compaction" and item.text is None:
-                pending = item
+                pending = Located(line.number, item)
             else:
-                yield item
+                yield Located(line.number, item)
     if pending is not None:
         yield pending
 

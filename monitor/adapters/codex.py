@@ -21,6 +21,7 @@ from typing import Any, Final
 from monitor.adapters.base import (
     MAX_RESULT_CHARS,
     Item,
+    Located,
     Problem,
     as_arguments,
     cap,
@@ -30,6 +31,7 @@ from monitor.adapters.base import (
     parse_ts,
     string,
     text_of,
+    without_lines,
 )
 from monitor.events import Compaction, Event, Kind, Tool
 
@@ -101,6 +103,11 @@ def _fallback_session(source: str) -> str:
 
 def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
     """Events of one Codex rollout, in file order; Problems for unusable lines."""
+    return without_lines(parse_located(lines, source))
+
+
+def parse_located(lines: Iterable[bytes], source: str) -> Iterator[Located]:
+    """``parse``'s items, each with the line of the record it came from."""
     state = _State(source=source, session_id=_fallback_session(source))
     yield from each_record(lines, source, lambda record, number: _record(state, record, number))
 

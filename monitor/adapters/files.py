@@ -2,6 +2,9 @@
 
 Everything here is I/O; the adapters it feeds are pure functions of lines. A path that cannot be
 read becomes a Problem with line 0, so one bad file never stops a replay over a whole tree.
+Problems whose reason is in ``FATAL_REASONS`` mean an input the caller named could not be read
+at all (a missing path, a glob or a directory without logs, a file that does not open); the
+others (``unknown_format``, ``cut_short``, bad lines) mean it was read in part.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from contextlib import ExitStack
 from typing import IO, Final
 
 from monitor.adapters import claude_code, codex, native, otel, pi
-from monitor.adapters.base import Item, Parser, Problem
+from monitor.adapters.base import Item, Located, LocatedParser, Parser, Problem, without_lines
 from monitor.adapters.sniff import SNIFF_LINES, sniff
 
 STDIN: Final = "<stdin>"
@@ -28,31 +31,58 @@ PARSERS: Final[dict[str, Parser]] = {
     "pi": pi.parse,
     "otel": otel.parse,
 }
+LOCATED_PARSERS: Final[dict[str, LocatedParser]] = {
+    "events": native.parse_located,
+    "claude_code": claude_code.parse_located,
+    "codex": codex.parse_located,
+    "pi": pi.parse_located,
+    "otel": otel.parse_located,
+}
 FORMATS: Final = tuple(PARSERS)
 _GLOB_CHARS: Final = frozenset("*?[")
+#: File-level reasons meaning a named input could not be read at all.
+FATAL_REASONS: Final = frozenset({"not_found", "no_logs", "unreadable"})
+_NO_LOGS: Final = "no *.jsonl or *.jsonl.gz file"
 
 
 def expand(paths: Sequence[str]) -> Iterator[str | Problem]:
     """Files named by ``paths``: files as given, directories walked recursively (sorted) for
-    ``*.jsonl``/``*.jsonl.gz``, glob patterns expanded, ``-`` for stdin."""
+    ``*.jsonl``/``*.jsonl.gz``, glob patterns expanded, ``-`` for stdin. A path that names
+    nothing, or nothing readable as a log, is a Problem (``not_found``, ``no_logs``)."""
     for path in paths:
         if path == "-":
             yield path
         elif os.path.isdir(path):
-            yield from _walk(path)
+            yield from _some(_walk(path), Problem(path, 0, "no_logs", f"{_NO_LOGS} in it"))
         elif os.path.exists(path):
             yield path
         elif _GLOB_CHARS & set(path):
             matches = sorted(glob.glob(path, recursive=True))
             if not matches:
                 yield Problem(path, 0, "not_found", "no file matches the pattern")
-            for match in matches:
-                if os.path.isdir(match):
-                    yield from _walk(match)
-                elif match.endswith(SUFFIXES):
-                    yield match
+                continue
+            found = _matched(matches)
+            yield from _some(found, Problem(path, 0, "no_logs", f"the pattern matches {_NO_LOGS}"))
         else:
-            yield Problem(path, 0, "not_found")
+            yield Problem(path, 0, "not_found", "no such file or directory")
+
+
+def _matched(matches: list[str]) -> Iterator[str]:
+    for match in matches:
+        if os.path.isdir(match):
+            yield from _walk(match)
+        elif match.endswith(SUFFIXES):
+            yield match
+
+
+def _some(files: Iterator[str], otherwise: Problem) -> Iterator[str | Problem]:
+    """``files``, or ``otherwise`` when there are none."""
+    empty = True
+    for f in files:
+        empty = False
+        yield f
+    if empty:
+        yield otherwise
 
 
 def _walk(root: str) -> Iterator[str]:
@@ -89,6 +119,13 @@ class _Lines:
 
 def read_file(path: str, fmt: str | None = None) -> Iterator[Item]:
     """Every event of one file (``-`` = stdin), its format sniffed unless ``fmt`` is given."""
+    return without_lines(read_file_located(path, fmt))
+
+
+def read_file_located(path: str, fmt: str | None = None) -> Iterator[Located]:
+    """``read_file``'s items, each with the line of the record it came from (0 for a Problem
+    about the whole file: ``unreadable`` when it does not open, ``unknown_format``, or
+    ``cut_short`` when reading stops early, as a truncated gzip does)."""
     source = STDIN if path == "-" else path
     with ExitStack() as stack:
         try:
@@ -96,26 +133,38 @@ def read_file(path: str, fmt: str | None = None) -> Iterator[Item]:
             lines = iter(stream)
             head = list(itertools.islice(lines, SNIFF_LINES))
         except OSError as exc:
-            yield Problem(source, 0, "unreadable", str(exc))
+            yield Located(0, Problem(source, 0, "unreadable", exc.strerror or str(exc)))
             return
         name = fmt or sniff(head)
         if name is None:
             if stream.error is not None:
-                yield Problem(source, 0, "unreadable", stream.error)
+                yield Located(0, Problem(source, 0, "cut_short", stream.error))
             elif any(line.strip() for line in head):
-                yield Problem(source, 0, "unknown_format", "first lines match no known format")
+                problem = Problem(source, 0, "unknown_format", "first lines match no known format")
+                yield Located(0, problem)
             return
-        yield from PARSERS[name](itertools.chain(head, lines), source)
+        yield from LOCATED_PARSERS[name](itertools.chain(head, lines), source)
         if stream.error is not None:
-            yield Problem(source, 0, "unreadable", stream.error)
+            yield Located(0, Problem(source, 0, "cut_short", stream.error))
 
 
 def read_paths(paths: Sequence[str], fmt: str | None = None) -> Iterator[Item]:
     """Every event of every file, format sniffed per file unless ``fmt`` is given."""
+    for _, _, item in read_located(expand(paths), fmt):
+        yield item
+
+
+def read_located(
+    inputs: Iterable[str | Problem], fmt: str | None = None
+) -> Iterator[tuple[str, int, Item]]:
+    """(file, line, item) for every item of ``inputs`` (``expand``'s output): ``file`` is the
+    absolute path, or ``-`` for stdin, as provenance records it."""
     if fmt is not None and fmt not in PARSERS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    for path in expand(paths):
+    for path in inputs:
         if isinstance(path, Problem):
-            yield path
-        else:
-            yield from read_file(path, fmt)
+            yield path.source, 0, path
+            continue
+        name = "-" if path == "-" else os.path.abspath(path)
+        for line, item in read_file_located(path, fmt):
+            yield name, line, item

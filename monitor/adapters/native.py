@@ -7,19 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from monitor.adapters.base import DETAIL_CHARS, Item, Problem
+from monitor.adapters.base import DETAIL_CHARS, Item, Located, Problem, without_lines
 from monitor.events import BadEvent, decode
 
 
 def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
     """Events of a JSONL file of normalised events, in file order; Problems for bad lines."""
+    return without_lines(parse_located(lines, source))
+
+
+def parse_located(lines: Iterable[bytes], source: str) -> Iterator[Located]:
+    """``parse``'s items, each with its line."""
     for number, raw in enumerate(lines, start=1):
         stripped = raw.strip()
         if not stripped:
             continue
         try:
-            yield decode(stripped)
+            yield Located(number, decode(stripped))
         except BadEvent as exc:
             truncated = exc.reason == "not_json" and not raw.endswith(b"\n")
             reason = "truncated_last_line" if truncated else exc.reason
-            yield Problem(source, number, reason, exc.detail[:DETAIL_CHARS])
+            yield Located(number, Problem(source, number, reason, exc.detail[:DETAIL_CHARS]))

@@ -26,6 +26,7 @@ from monitor.adapters.base import (
     DETAIL_CHARS,
     MAX_RESULT_CHARS,
     Item,
+    Located,
     Problem,
     cap,
     clip_id,
@@ -33,6 +34,7 @@ from monitor.adapters.base import (
     json_lines,
     parse_arguments,
     string,
+    without_lines,
 )
 from monitor.events import Compaction, Event, Kind, Tool
 
@@ -125,22 +127,31 @@ class _Span:
 
 def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
     """Events of an OTLP/JSON file, in file order (spans within a line by start time)."""
+    return without_lines(parse_located(lines, source))
+
+
+def parse_located(lines: Iterable[bytes], source: str) -> Iterator[Located]:
+    """``parse``'s items, each with the line of the export request it came from."""
     state = _State(source=source)
     for line in json_lines(lines, source):
         if line.problem is not None:
-            yield line.problem
+            yield Located(line.number, line.problem)
             continue
         record = line.record
         assert record is not None
+        number = line.number
         if "resourceSpans" not in record and "resourceLogs" not in record:
             detail = ",".join(sorted(record)[:5])[:DETAIL_CHARS]
-            yield Problem(source, line.number, "unknown_record:not_otlp", detail, "skipped")
+            problem = Problem(source, number, "unknown_record:not_otlp", detail, "skipped")
+            yield Located(number, problem)
             continue
         spans = sorted(_spans(record.get("resourceSpans")), key=lambda s: (s.start, s.ids))
         for span in spans:
-            yield from _span(state, span)
+            for event in _span(state, span):
+                yield Located(number, event)
         for index, log in enumerate(_logs(record.get("resourceLogs"))):
-            yield from _log(state, log, line.number, index)
+            for item in _log(state, log, number, index):
+                yield Located(number, item)
 
 
 def _dicts(value: object) -> list[dict[str, Any]]:

@@ -100,6 +100,14 @@ def canonical(arguments: dict[str, Any]) -> bytes:
         return _encoder.encode(_normalise(arguments, 0))
 
 
+def project(arguments: dict[str, Any], left_out: frozenset[str] | None) -> dict[str, Any]:
+    """The arguments that say what a call does: ``arguments`` without the fields ``left_out``
+    (``DetectConfig.ignored_arguments``). Unchanged, and not copied, when none is present."""
+    if not left_out or left_out.isdisjoint(arguments):
+        return arguments
+    return {k: v for k, v in arguments.items() if k not in left_out}
+
+
 def fingerprint(tool: str, arguments: dict[str, Any], max_bytes: int = 65_536) -> int:
     """A 63-bit fingerprint of (tool name, canonical arguments): XXH3-64 of both.
 

@@ -1,17 +1,18 @@
 """Signal 1: a tool call repeated soon after a compaction.
 
 A ``tool_call`` at turn ``t`` is flagged when an identical call (same tool, same canonical
-arguments) was last issued at ``t0`` before the most recent compaction ``c``, with
-``c < t <= c + window``. Requiring the *last* issue to precede ``c`` means only the first re-issue
-after a compaction counts: once the agent fetched the result again it holds it, and a redelivered
-copy of the same call (same turn) can never satisfy ``t0 < c < t``.
+arguments, less the fields configured as not changing what a call does) was last issued at
+``t0`` before the most recent compaction ``c``, with ``c < t <= c + window``. Requiring the
+*last* issue to precede ``c`` means only the first re-issue after a compaction counts: once the
+agent fetched the result again it holds it, and a redelivered copy of the same call (same turn)
+can never satisfy ``t0 < c < t``. Configured polls are never flagged.
 """
 
 from __future__ import annotations
 
 from itertools import islice
 
-from monitor.detect.canon import canonical, fingerprint, fingerprint_hex
+from monitor.detect.canon import canonical, fingerprint, fingerprint_hex, project
 from monitor.detect.config import DetectConfig
 from monitor.detect.redact import redact
 from monitor.detect.session import RECENT_CALLS, Calls, Meta, RecentCalls, SessionState
@@ -37,7 +38,8 @@ def check_call(
     """
     tool = event.tool
     assert tool is not None  # guaranteed by Event validation for tool_call events
-    fp = fingerprint(tool.name, tool.arguments, cfg.max_argument_bytes)
+    arguments = project(tool.arguments, cfg.left_out(tool.name))
+    fp = fingerprint(tool.name, arguments, cfg.max_argument_bytes)
     t = event.turn
     prior = state.call(fp)
     flag: Flag | None = None
@@ -46,7 +48,7 @@ def check_call(
         prior is not None
         and c is not None
         and prior[1] < c < t <= c + cfg.window
-        and tool.name not in cfg.ignored_tools
+        and not cfg.is_poll(tool.name, tool.arguments)
     ):
         args_text = canonical(tool.arguments).decode("utf-8", "replace")
         flag = Flag(

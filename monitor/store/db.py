@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 DEFAULT_URL = "sqlite:///monitor.db"
+#: Seconds a Postgres connection attempt may take.
+CONNECT_TIMEOUT_S = 10
 
 
-def _alembic_dir() -> Path:
-    override = os.environ.get("MONITOR_ALEMBIC_DIR")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "alembic"
+#: The migrations ship inside the package (``monitor/store/migrations``), so an installed wheel
+#: finds them where a checkout does; Alembic resolves ``package:directory`` itself.
+SCRIPT_LOCATION = "monitor.store:migrations"
 
 
 def normalise_url(url: str) -> str:
@@ -38,21 +40,44 @@ def make_engine(url: str = DEFAULT_URL) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    # A bounded connect: an unreachable host fails in seconds, not after the OS's TCP timeout.
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=5,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+    )
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
-def upgrade(url: str, revision: str = "head") -> None:
-    """Run the Alembic migrations up to ``revision`` (``monitor db upgrade``)."""
+def alembic_config(url: str) -> Config:
     from alembic.config import Config
 
-    from alembic import command
-
     cfg = Config()
-    cfg.set_main_option("script_location", str(_alembic_dir()))
+    cfg.set_main_option("script_location", SCRIPT_LOCATION)
     cfg.set_main_option("sqlalchemy.url", normalise_url(url).replace("%", "%%"))
     cfg.attributes["explicit_url"] = True
-    command.upgrade(cfg, revision)
+    return cfg
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Run the Alembic migrations up to ``revision`` (``monitor db upgrade``)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(url), revision)
+
+
+def revisions(engine: Engine) -> tuple[frozenset[str], frozenset[str]]:
+    """(the revisions the database is at, the head revisions this package ships). The first is
+    empty for a database the migrations never ran on."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_heads()
+    return frozenset(current), frozenset(heads)

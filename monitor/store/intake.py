@@ -1,9 +1,19 @@
-"""The fixture-intake queue: items move queued -> in_review -> accepted | rejected.
+"""The fixture-intake queue: items move queued -> in_review -> accepted | rejected, and back
+to queued when reopened.
 
-Every change is one conditional UPDATE (``WHERE status = <expected>``), so a transition happens
-once whoever races for it. Claims take the oldest queued item with ``FOR UPDATE SKIP LOCKED`` on
-Postgres: concurrent reviewers each lock a different row instead of queueing behind one. SQLite
-has no row locks; the conditional UPDATE alone keeps two claims apart there.
+Every change is one conditional UPDATE (``WHERE status = <expected> AND claimed_by = <seen>``),
+so a transition happens once whoever races for it. A claim without an id takes the first queued
+item in listing order (``ORDER``) with ``FOR UPDATE SKIP LOCKED`` on Postgres: concurrent
+reviewers each lock a different row instead of queueing behind one. SQLite has no row locks;
+the conditional UPDATE alone keeps two claims apart there.
+
+An item in review belongs to its reviewer: someone else may resolve, reopen or claim it only
+with ``force``, and every transition is appended to the item's ``history`` (who, when, what,
+and whose claim a forced one overrode).
+
+Listing order, which is also the ``rank`` shown: oldest week first; within a week, the order the
+sampler queued the items (each run's picks best first: incidents, then its weighted draw; a
+later top-up's picks after the earlier ones).
 
 Callers own the transaction; times are arguments (``now``).
 """
@@ -12,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import func, select, update
@@ -29,6 +39,8 @@ if TYPE_CHECKING:
 STATUSES: Final = ("queued", "in_review", "accepted", "rejected")
 #: Ids per IN (...) list, well under every driver's parameter limit.
 _CHUNK: Final = 1000
+#: The listing (and claiming) order: see the module docstring.
+ORDER: Final = (IntakeItem.week, IntakeItem.id)
 
 
 class IntakeError(Exception):
@@ -104,9 +116,10 @@ def add_items(
 # --- the review lifecycle --------------------------------------------------------------------
 
 
-def item_report(row: IntakeItem, *, draft: bool = False) -> dict[str, Any]:
+def item_report(row: IntakeItem, *, draft: bool = False, rank: int | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": row.id,
+        "rank": rank,
         "week": row.week,
         "session_id": row.session_id,
         "score": row.score,
@@ -118,10 +131,17 @@ def item_report(row: IntakeItem, *, draft: bool = False) -> dict[str, Any]:
         "resolved_at": iso(row.resolved_at),
         "note": row.note,
         "created_at": iso(row.created_at),
+        "history": list(row.history or []),
     }
     if draft:
         out["draft"] = row.draft
     return out
+
+
+def _ranked() -> Any:
+    """Item ids with their rank within their week (``ORDER``), as a subquery."""
+    number = func.row_number().over(partition_by=IntakeItem.week, order_by=IntakeItem.id)
+    return select(IntakeItem.id.label("item_id"), number.label("rank")).subquery()
 
 
 def list_items(
@@ -131,44 +151,94 @@ def list_items(
     status: str | None = None,
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
-    stmt = select(IntakeItem).order_by(IntakeItem.id)
+    """Items in listing order (``ORDER``), each with its rank within its week."""
+    ranked = _ranked()
+    stmt = (
+        select(IntakeItem, ranked.c.rank)
+        .join(ranked, ranked.c.item_id == IntakeItem.id)
+        .order_by(*ORDER)
+    )
     if week is not None:
         stmt = stmt.where(IntakeItem.week == week)
     if status is not None:
         stmt = stmt.where(IntakeItem.status == status)
     if limit is not None:
         stmt = stmt.limit(limit)
-    return [item_report(r) for r in session.scalars(stmt)]
+    return [item_report(row, rank=int(rank)) for row, rank in session.execute(stmt)]
+
+
+def _rank_of(session: Session, item_id: int) -> int | None:
+    ranked = _ranked()
+    found = session.scalar(select(ranked.c.rank).where(ranked.c.item_id == item_id))
+    return int(found) if found is not None else None
 
 
 def get_item(session: Session, item_id: int) -> dict[str, Any] | None:
     row = session.get(IntakeItem, item_id)
-    return item_report(row, draft=True) if row is not None else None
+    if row is None:
+        return None
+    return item_report(row, draft=True, rank=_rank_of(session, item_id))
 
 
 def claim(
-    session: Session, reviewer: str, now: datetime, *, week: str | None = None
+    session: Session,
+    reviewer: str,
+    now: datetime,
+    *,
+    week: str | None = None,
+    item_id: int | None = None,
+    force: bool = False,
 ) -> dict[str, Any] | None:
-    """Move the oldest queued item to in_review for ``reviewer``; None when nothing is queued."""
+    """Move an item to in_review for ``reviewer`` and return it: ``item_id``, or else the first
+    queued one in listing order (None when nothing is queued).
+
+    Claiming an item another reviewer holds needs ``force`` (recorded); claiming one's own
+    again returns it unchanged; a resolved item must be reopened first.
+    """
+    if item_id is not None:
+        return _claim_one(session, reviewer, now, item_id, force)
     while True:
         stmt = (
             select(IntakeItem.id)
             .where(IntakeItem.status == "queued")
-            .order_by(IntakeItem.id)
+            .order_by(*ORDER)
             .limit(1)
             .with_for_update(skip_locked=True)
         )
         if week is not None:
             stmt = stmt.where(IntakeItem.week == week)
-        item_id = session.scalar(stmt)
-        if item_id is None:
+        found = session.scalar(stmt)
+        if found is None:
             return None
         moved = _transition(
-            session, item_id, "queued", status="in_review", claimed_by=reviewer, claimed_at=utc(now)
-        )
+            session, found, "queued", None, _event("claim", reviewer, now),
+            status="in_review", claimed_by=reviewer, claimed_at=utc(now),
+        )  # fmt: skip
         if moved is not None:
             return moved
         # Another transaction took it between our read and our write (SQLite): try the next.
+
+
+def _claim_one(
+    session: Session, reviewer: str, now: datetime, item_id: int, force: bool
+) -> dict[str, Any]:
+    row = _current(session, item_id)
+    if row.status in ("accepted", "rejected"):
+        raise IntakeError(
+            f"item {item_id} is {row.status}; `monitor intake reopen {item_id}` queues it again"
+        )
+    if row.status == "in_review" and row.claimed_by == reviewer:
+        return item_report(row)
+    holder = row.claimed_by if row.status == "in_review" else None
+    if holder is not None and not force:
+        raise IntakeError(_held_message(row, "claim"))
+    moved = _transition(
+        session, item_id, row.status, holder, _event("claim", reviewer, now, holder),
+        status="in_review", claimed_by=reviewer, claimed_at=utc(now),
+    )  # fmt: skip
+    if moved is None:
+        raise IntakeError(f"item {item_id} changed while it was being claimed; try again")
+    return moved
 
 
 def resolve(
@@ -179,37 +249,106 @@ def resolve(
     reviewer: str,
     now: datetime,
     note: str | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Accept or reject an item under review; raises IntakeError otherwise."""
+    """Accept or reject an item under review; raises IntakeError otherwise.
+
+    An item another reviewer holds resolves only with ``force``, which the history records.
+    """
+    row = _current(session, item_id)
+    if row.status != "in_review":
+        raise IntakeError(f"item {item_id} is {row.status}; only in_review items resolve")
+    holder = row.claimed_by
+    overridden = holder if holder is not None and holder != reviewer else None
+    if overridden is not None and not force:
+        raise IntakeError(_held_message(row, "resolve"))
+    verdict = "accepted" if accept else "rejected"
+    event = _event("resolve", reviewer, now, overridden, verdict=verdict)
     moved = _transition(
-        session,
-        item_id,
-        "in_review",
-        status="accepted" if accept else "rejected",
-        resolved_by=reviewer,
-        resolved_at=utc(now),
-        note=note,
-    )
+        session, item_id, "in_review", holder, event,
+        status=verdict, resolved_by=reviewer, resolved_at=utc(now), note=note,
+    )  # fmt: skip
     if moved is None:
-        current = session.get(IntakeItem, item_id)
-        if current is None:
-            raise IntakeError(f"no intake item {item_id}")
-        raise IntakeError(f"item {item_id} is {current.status}; only in_review items resolve")
+        raise IntakeError(f"item {item_id} changed while it was being resolved; try again")
     return moved
 
 
+def reopen(
+    session: Session, item_id: int, *, reviewer: str, now: datetime, force: bool = False
+) -> dict[str, Any]:
+    """Put a resolved item (or one in review) back in the queue; the history keeps what it
+    was. Reopening an item another reviewer holds in review needs ``force``."""
+    row = _current(session, item_id)
+    if row.status == "queued":
+        raise IntakeError(f"item {item_id} is already queued")
+    holder = row.claimed_by if row.status == "in_review" else None
+    overridden = holder if holder is not None and holder != reviewer else None
+    if overridden is not None and not force:
+        raise IntakeError(_held_message(row, "reopen"))
+    event = _event("reopen", reviewer, now, overridden, was=row.status)
+    moved = _transition(
+        session, item_id, row.status, row.claimed_by, event,
+        status="queued", claimed_by=None, claimed_at=None, resolved_by=None, resolved_at=None,
+    )  # fmt: skip
+    if moved is None:
+        raise IntakeError(f"item {item_id} changed while it was being reopened; try again")
+    return moved
+
+
+def _current(session: Session, item_id: int) -> IntakeItem:
+    row = session.get(IntakeItem, item_id, populate_existing=True)
+    if row is None:
+        raise IntakeError(f"no intake item {item_id}")
+    return row
+
+
+def _held_message(row: IntakeItem, action: str) -> str:
+    since = iso(row.claimed_at) or "?"
+    return (
+        f"item {row.id} is in review by {row.claimed_by} (since {since}); leave it to them, "
+        f"or {action} it with --force (recorded in its history)"
+    )
+
+
+def _event(
+    action: str, reviewer: str, now: datetime, overridden: str | None = None, **extra: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"action": action, "by": reviewer, "at": iso(utc(now)), **extra}
+    if overridden is not None:
+        out["forced"] = True
+        out["overrode"] = overridden
+    return out
+
+
 def _transition(
-    session: Session, item_id: int, expected: str, **values: Any
+    session: Session,
+    item_id: int,
+    expected: str,
+    holder: str | None,
+    event: dict[str, Any],
+    **values: Any,
 ) -> dict[str, Any] | None:
+    """Apply ``values`` if the item is still ``expected`` and held by ``holder`` (None: by
+    nobody), appending ``event`` to its history; None when it changed meanwhile."""
+    history = session.scalar(select(IntakeItem.history).where(IntakeItem.id == item_id))
+    held = IntakeItem.claimed_by.is_(None) if holder is None else IntakeItem.claimed_by == holder
     stmt = (
         update(IntakeItem)
-        .where(IntakeItem.id == item_id, IntakeItem.status == expected)
-        .values(**values)
+        .where(IntakeItem.id == item_id, IntakeItem.status == expected, held)
+        .values(history=[*(history or []), event], **values)
         .returning(IntakeItem)
         .execution_options(synchronize_session=False, populate_existing=True)
     )
     row = session.scalars(stmt).one_or_none()
     return item_report(row) if row is not None else None
+
+
+def newest_item_time(session: Session) -> datetime | None:
+    """When the newest intake item was queued (the last sample that queued anything)."""
+    newest: datetime | None = session.scalar(select(func.max(IntakeItem.created_at)))
+    if newest is None:
+        return None
+    return newest.replace(tzinfo=UTC) if newest.tzinfo is None else newest
 
 
 # --- export ----------------------------------------------------------------------------------

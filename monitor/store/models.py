@@ -1,4 +1,4 @@
-"""Table definitions. Alembic migrations in ``alembic/`` are the only way these are created."""
+"""Table definitions. Alembic migrations in ``migrations/`` are the only way these are created."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ NAMING_CONVENTION = {
 }
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
+#: For columns where "unknown" must be SQL NULL, not JSON ``null`` (so COALESCE and IS NULL
+#: see it): provenance and review history, absent on rows written before they existed.
+OptionalJSON = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 #: SQLite only auto-increments INTEGER PRIMARY KEY; Postgres gets a 64-bit identity.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -61,6 +64,8 @@ class SessionRow(Base):
     compactor: Mapped[str | None] = mapped_column(String(128))
     agent: Mapped[str | None] = mapped_column(String(128))
     attrs: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    #: Spans of the session's input (``monitor.provenance``); NULL for rows written before.
+    sources: Mapped[list[dict[str, Any]] | None] = mapped_column(OptionalJSON)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
@@ -87,6 +92,8 @@ class FlagRow(Base):
     ts: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     compactor: Mapped[str | None] = mapped_column(String(128))
     evidence: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    #: Where the flagged event was read (``monitor.provenance``); NULL for rows written before.
+    source: Mapped[dict[str, Any] | None] = mapped_column(OptionalJSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (
@@ -113,6 +120,8 @@ class IntakeItem(Base):
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     note: Mapped[str | None] = mapped_column(Text)
     draft: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    #: Claims, reopenings and resolutions, oldest first (``store.intake``).
+    history: Mapped[list[dict[str, Any]] | None] = mapped_column(OptionalJSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (

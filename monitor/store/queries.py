@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from monitor.store.models import FlagRow, SessionRow
@@ -30,7 +30,12 @@ def flag_report(row: FlagRow) -> dict[str, Any]:
         "event_id": row.event_id,
         "ts": iso(row.ts),
         "evidence": row.evidence,
+        "source": row.source,
     }
+
+
+def _sessions_of_agent(agent: str) -> Select[str]:
+    return select(SessionRow.session_id).where(SessionRow.agent == agent)
 
 
 def list_flags(
@@ -39,8 +44,15 @@ def list_flags(
     session_id: str | None = None,
     signal: str | None = None,
     since: datetime | None = None,
+    compactor: str | None = None,
+    agent: str | None = None,
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
+    """Stored flags matching every filter given, in (session, turn, signal, key) order.
+
+    ``since`` compares the flagged event's time; ``compactor`` is the version of the compaction
+    the flag follows; ``agent`` is the session's (flags of sessions not stored yet are left out).
+    """
     stmt = select(FlagRow).order_by(FlagRow.session_id, FlagRow.turn, FlagRow.signal, FlagRow.key)
     if session_id is not None:
         stmt = stmt.where(FlagRow.session_id == session_id)
@@ -48,6 +60,10 @@ def list_flags(
         stmt = stmt.where(FlagRow.signal == signal)
     if since is not None:
         stmt = stmt.where(FlagRow.ts >= since.astimezone(UTC))
+    if compactor is not None:
+        stmt = stmt.where(FlagRow.compactor == compactor)
+    if agent is not None:
+        stmt = stmt.where(FlagRow.session_id.in_(_sessions_of_agent(agent)))
     if limit is not None:
         stmt = stmt.limit(limit)
     return [flag_report(r) for r in session.scalars(stmt)]
@@ -70,12 +86,35 @@ def session_report(row: SessionRow) -> dict[str, Any]:
         "incident": row.incident,
         "compactor": row.compactor,
         "agent": row.agent,
+        "sources": row.sources,
     }
 
 
-def list_sessions(session: Session, *, limit: int | None = None) -> list[dict[str, Any]]:
+def list_sessions(
+    session: Session,
+    *,
+    signal: str | None = None,
+    since: datetime | None = None,
+    compactor: str | None = None,
+    agent: str | None = None,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """Stored sessions matching every filter given, most flags first.
+
+    ``signal``: sessions with a stored flag of that signal; ``since``: flagged at or after it
+    (its latest flag's event time); ``compactor``: the session's latest compactor version.
+    """
     total = SessionRow.repeat_flags + SessionRow.restate_flags
     stmt = select(SessionRow).order_by(total.desc(), SessionRow.session_id)
+    if signal is not None:
+        flagged = select(FlagRow.session_id).where(FlagRow.signal == signal)
+        stmt = stmt.where(SessionRow.session_id.in_(flagged))
+    if since is not None:
+        stmt = stmt.where(SessionRow.last_flagged_at >= since.astimezone(UTC))
+    if compactor is not None:
+        stmt = stmt.where(SessionRow.compactor == compactor)
+    if agent is not None:
+        stmt = stmt.where(SessionRow.agent == agent)
     if limit is not None:
         stmt = stmt.limit(limit)
     return [session_report(r) for r in session.scalars(stmt)]

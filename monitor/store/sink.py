@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -34,9 +35,12 @@ class StoreSink:
         self._buffer.clear()
 
     def close(
-        self, metas: Iterable[Meta], flag_times: dict[str, tuple[datetime, datetime]]
+        self,
+        metas: Iterable[Meta],
+        flag_times: dict[str, tuple[datetime, datetime]],
+        sources: dict[str, list[dict[str, Any]]] | None = None,
     ) -> None:
-        """Write what is buffered, then the sessions' counters."""
+        """Write what is buffered, then the sessions' counters (and input spans)."""
         self.flush()
         with self._maker.begin() as session:
-            upsert_sessions(session, list(metas), flag_times)
+            upsert_sessions(session, list(metas), flag_times, sources)

@@ -9,12 +9,13 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
-from sqlalchemy import ColumnElement, CursorResult, func
+from sqlalchemy import ColumnElement, CursorResult, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from monitor.detect.session import Meta
 from monitor.flags import Flag
+from monitor.provenance import merge_spans
 from monitor.store.models import FlagRow, SessionRow
 
 #: Writes go to the tables, not the ORM entities: SQLAlchemy's ORM bulk path adds per-row
@@ -49,6 +50,7 @@ def flag_row(flag: Flag) -> dict[str, Any]:
         "ts": utc(flag.ts),
         "compactor": flag.evidence.get("compactor"),
         "evidence": flag.evidence,
+        "source": flag.source,
     }
 
 
@@ -71,7 +73,11 @@ def write_flags(session: Session, flags: Sequence[Flag]) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
-def session_row(meta: Meta, flag_times: tuple[datetime, datetime] | None) -> dict[str, Any]:
+def session_row(
+    meta: Meta,
+    flag_times: tuple[datetime, datetime] | None,
+    sources: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     return {
         "session_id": meta.session_id,
         "first_seen": utc(meta.first_ts),
@@ -89,6 +95,7 @@ def session_row(meta: Meta, flag_times: tuple[datetime, datetime] | None) -> dic
         "compactor": meta.compactor,
         "agent": meta.attrs.get("agent"),
         "attrs": dict(meta.attrs),
+        "sources": sources,
     }
 
 
@@ -107,16 +114,22 @@ def upsert_sessions(
     session: Session,
     metas: Iterable[Meta],
     flag_times: dict[str, tuple[datetime, datetime]] | None = None,
+    sources: dict[str, list[dict[str, Any]]] | None = None,
 ) -> int:
     """Insert or update session rows from detector state; return how many rows were written.
 
     Counters are absolute and only move up (GREATEST), so replaying older state, or the same
     state twice, never lowers them. ``flag_times`` maps session id -> (first, last) flag time.
+    ``sources`` maps session id -> its input spans; they widen the stored ones (read in the
+    same transaction), so a session replayed from two files keeps both.
     """
     flag_times = flag_times or {}
-    rows = [session_row(m, flag_times.get(m.session_id)) for m in metas]
+    sources = sources or {}
+    rows = [session_row(m, flag_times.get(m.session_id), sources.get(m.session_id)) for m in metas]
     if not rows:
         return 0
+    if sources:
+        _widen_sources(session, rows)
     dialect = session.get_bind().dialect.name
     greatest = func.greatest if dialect == "postgresql" else func.max
 
@@ -142,6 +155,7 @@ def upsert_sessions(
         compactor=func.coalesce(ex.compactor, t.compactor),
         agent=func.coalesce(ex.agent, t.agent),
         attrs=ex.attrs,
+        sources=func.coalesce(ex.sources, t.sources),
         updated_at=func.now(),
     )
     stmt = stmt.on_conflict_do_update(index_elements=["session_id"], set_=updates)
@@ -151,3 +165,18 @@ def upsert_sessions(
     rows.sort(key=lambda r: r["session_id"])
     session.execute(stmt, rows)
     return len(rows)
+
+
+def _widen_sources(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Merge each row's new spans into the spans stored for its session."""
+    ids = [r["session_id"] for r in rows if r["sources"]]
+    stored: dict[str, Any] = {}
+    for start in range(0, len(ids), 1000):
+        chunk = ids[start : start + 1000]
+        query = select(_SESSIONS.c.session_id, _SESSIONS.c.sources).where(
+            _SESSIONS.c.session_id.in_(chunk), _SESSIONS.c.sources.is_not(None)
+        )
+        stored.update({sid: spans for sid, spans in session.execute(query)})
+    for row in rows:
+        if row["session_id"] in stored:
+            row["sources"] = merge_spans(stored[row["session_id"]], row["sources"])

@@ -33,6 +33,7 @@ from monitor.detect import DetectConfig, step
 from monitor.detect.session import SessionState
 from monitor.events import BadEvent, decode_record
 from monitor.flags import Flag
+from monitor.provenance import Held, Spans, record_source, stamp
 from monitor.stream import records
 from monitor.stream.deadletter import dead_letters
 from monitor.stream.tables import SessionTables
@@ -78,12 +79,16 @@ def process(
     cfg: DetectConfig,
     source: Marker = (-1, -1),
     on_step: Callable[[Any, list[Flag], SessionState, float], None] | None = None,
+    topic: str | None = None,
+    held: Held[Marker] | None = None,
 ) -> Outcome:
     """Run the core over one record's decoded items.
 
     ``load`` returns a session's saved state and the (partition, offset) of the record that
     produced it; ``source`` is this record's. A session whose state already reflects this record
     (a re-delivery after a crash) is left alone: its flags were published before its state was.
+    With ``topic`` given, each flag records the topic, partition and offset of the record that
+    held its event (``held`` remembers the records of events waiting for reordering).
     """
     partition, offset = source
     states: dict[str, tuple[SessionState | None, SessionState]] = {}
@@ -112,10 +117,34 @@ def process(
         new, flags = step(cur, item, cfg)
         states[sid] = (old, new)
         events += 1
+        if topic is not None:
+            flags = _located(flags, new, item.event_id, topic, source, held)
         out_flags.extend(flags)
         if on_step is not None:
             on_step(item, flags, new, time.perf_counter() - started)
     return Outcome(out_flags, states, bad, events)
+
+
+def _located(
+    flags: list[Flag],
+    state: SessionState,
+    event_id: str,
+    topic: str,
+    source: Marker,
+    held: Held[Marker] | None,
+) -> list[Flag]:
+    """``flags`` with their record's provenance (see ``process``)."""
+    sid = state.meta.session_id
+    if held is None or (not state.pending.events and not held.holds(sid)):
+        return stamp(flags, record_source(topic, *source)) if flags else flags
+    if state.pending.events:
+        held.note(sid, event_id, source)
+    out = [
+        stamp([f], record_source(topic, *(held.origin(sid, f.event_id) or source)))[0]
+        for f in flags
+    ]
+    held.keep(sid, (e.event_id for e in state.pending.events))
+    return out
 
 
 @dataclass
@@ -133,6 +162,11 @@ class Work:
     )
     flags: list[Flag] = field(default_factory=list)
     events: int = 0
+    #: The input topic (its records widen the sessions' spans); None for the expiry sweep.
+    topic: str | None = None
+    #: A session's saved input spans (``SessionTables.spans``).
+    saved_spans: Callable[[str], list[dict[str, Any]]] = lambda sid: []
+    spans: dict[str, Spans] = field(default_factory=dict)
 
     def load(self, sid: str) -> tuple[SessionState | None, Marker | None]:
         if sid in self.states:
@@ -143,8 +177,17 @@ class Work:
         for sid, (old, new) in outcome.states.items():
             first = self.states[sid][0] if sid in self.states else old
             self.states[sid] = (first, new, source)
+            spans = self.spans_of(sid)
+            if self.topic is not None:
+                spans.add(("topic", self.topic, source[0]), source[1])
         self.flags.extend(outcome.flags)
         self.events += outcome.events
+
+    def spans_of(self, sid: str) -> Spans:
+        spans = self.spans.get(sid)
+        if spans is None:
+            spans = self.spans[sid] = Spans.from_json(self.saved_spans(sid))
+        return spans
 
     def summaries_by_partition(self) -> dict[int, list[records.SessionSummary]]:
         """Summaries of the sessions the run changed that the store keeps, by the sessions'
@@ -155,7 +198,8 @@ class Work:
         out: dict[int, list[records.SessionSummary]] = {}
         for sid, (old, new, marker) in self.states.items():
             if new is not old and records.is_reportable(new.meta):
-                summary = records.summarise(new.meta, by_session.get(sid, ()))
+                spans = self.spans_of(sid).to_json()
+                summary = records.summarise(new.meta, by_session.get(sid, ()), spans or None)
                 out.setdefault(marker[0], []).append(summary)
         return out
 
@@ -202,6 +246,8 @@ def register_detect(
     wait for the broker's acks is paid once per run, not once per record.
     """
 
+    input_topic = topics.input.get_topic_name()
+
     def on_step(event: Any, flags: list[Flag], state: SessionState, seconds: float) -> None:
         if metrics is not None:
             metrics.observe_event(event)
@@ -213,14 +259,16 @@ def register_detect(
         # noack_take: we acknowledge records ourselves, once their state is saved (Faust's
         # ``take`` acknowledges in a ``finally`` block, even when processing was cut short).
         async for run in stream.noack_take(batch, within=within_s):
-            work = Work(tables.load)
+            work = Work(tables.load, topic=input_topic, saved_spans=tables.spans)
             sends: list[tuple[Any, bytes | None, bytes, Any]] = []
             for event in run:
                 message = event.message
                 data: bytes = message.value or b""
                 results = decode_record(data)
                 source = (message.partition, message.offset)
-                outcome = process(results, work.load, cfg, source, on_step)
+                outcome = process(
+                    results, work.load, cfg, source, on_step, message.topic, tables.held
+                )
                 work.add(outcome, source)
                 if outcome.bad:
                     for letter in dead_letters(data, results):
@@ -230,8 +278,8 @@ def register_detect(
                             metrics.observe_dead_letter(letter.reason)
             sends += work.sends(topics.flags, topics.sessions)
             await send_durably(app, sends)
-            for first, new, marker in work.states.values():
-                await tables.save(first, new, *marker)
+            for sid, (first, new, marker) in work.states.items():
+                await tables.save(first, new, *marker, spans=work.spans_of(sid).to_json())
             for event in run:
                 await stream.ack(event)
             yield work.events
@@ -310,8 +358,9 @@ def register_sinks(
         for start in range(0, len(merged), batch):
             chunk = merged[start : start + batch]
             times = {s.session_id: t for s in chunk if (t := s.flag_times) is not None}
+            spans = {s.session_id: s.sources for s in chunk if s.sources}
             with maker.begin() as session:
-                written += upsert_sessions(session, [s.to_meta() for s in chunk], times)
+                written += upsert_sessions(session, [s.to_meta() for s in chunk], times, spans)
         return written
 
     def sink(

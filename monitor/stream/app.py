@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from monitor.config import Settings
 from monitor.detect import DetectConfig, flush
-from monitor.stream import agents, schedule, topics, transport
+from monitor.stream import agents, schedule, topics, transport, versions
 from monitor.stream.kafka import faust_broker_credentials
 from monitor.stream.tables import Expirable, SessionTables
 
@@ -61,8 +61,11 @@ def create_app(
     maker: sessionmaker[Session],
     metrics: Metrics | None = None,
 ) -> Worker:
-    """The Faust app with its topics, tables and agents declared."""
+    """The Faust app with its topics, tables and agents declared (on a supported Faust only:
+    ``versions.check_faust``)."""
     import faust
+
+    versions.check_faust()
 
     app = faust.App(
         settings.app_id,
@@ -108,6 +111,7 @@ def create_app(
     schedule.register_intake(
         app, maker, settings.intake_cron, metrics, intake_publisher(app, settings)
     )
+    schedule.register_intake_freshness(app, maker, metrics)
     if settings.web_port > 0:
         _add_health_pages(app, declared, DatabaseCheck(settings.db_url))
     if metrics is not None:
@@ -186,9 +190,22 @@ async def _drop(
     found: list[Expirable],
     metrics: Metrics | None,
 ) -> int:
-    work = agents.Work(tables.load)
+    from monitor.provenance import record_source, stamp
+    from monitor.stream.tables import unpack_meta
+
+    topic = declared.input.get_topic_name()
+    work = agents.Work(tables.load, saved_spans=tables.spans)
     for e in found:
         new, raised = flush(e.state, cfg)
+        sid = new.meta.session_id
+        # The record that held each released event, if this worker saw it arrive; else the
+        # last record applied to the session (the event arrived in it or before).
+        last = unpack_meta(e.meta_record)[:2]
+        raised = [
+            stamp([f], record_source(topic, *(tables.held.origin(sid, f.event_id) or last)))[0]
+            for f in raised
+        ]
+        tables.held.keep(sid, ())
         if raised and metrics is not None:
             metrics.observe_flags(raised, new.meta.attrs)
         outcome = agents.Outcome(
@@ -349,28 +366,32 @@ def _add_pages(app: faust.App, metrics: Metrics) -> None:
 
 
 def _check_schema(url: str) -> None:
-    """Fail fast on a database without the monitor's schema; an unreachable one only warns
-    (the sinks retry, and flags wait in their topic until the database is back)."""
-    from sqlalchemy import inspect
+    """Fail fast on a database without the monitor's current schema (the sinks would fail on
+    every write); an unreachable one only warns (the sinks retry, and flags wait in their
+    topic until the database is back)."""
     from sqlalchemy.exc import OperationalError
 
     from monitor.config import mask_url
-    from monitor.store.db import make_engine, upgrade
+    from monitor.errors import Fatal
+    from monitor.store.db import make_engine, revisions, upgrade
 
     if url.startswith("sqlite"):
         upgrade(url)  # the embedded default sets itself up
         return
     engine = make_engine(url)
     try:
-        has_schema = inspect(engine).has_table("flags")
+        current, heads = revisions(engine)
     except OperationalError as exc:
         log.warning("database %s unreachable at start; writes will retry: %s", mask_url(url), exc)
         return
     finally:
         engine.dispose()
-    if not has_schema:
-        raise SystemExit(
-            f"error: no monitor schema in {mask_url(url)}; run `monitor db upgrade` first"
+    if not current:
+        raise Fatal(f"no monitor schema in {mask_url(url)}; run `monitor db upgrade` first")
+    if current != heads:
+        raise Fatal(
+            f"the database {mask_url(url)} is at revision {', '.join(sorted(current))}; the "
+            f"worker needs {', '.join(sorted(heads))}: run `monitor db upgrade` first"
         )
 
 
@@ -381,6 +402,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> None:
     from monitor.metrics import build_metrics
     from monitor.store.db import make_engine, make_sessionmaker
 
+    versions.check_faust()  # before touching the database or the broker
     _check_schema(settings.db_url)
     maker = make_sessionmaker(make_engine(settings.db_url))
     worker = create_app(settings, maker, build_metrics())

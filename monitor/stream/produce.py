@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from monitor.adapters.files import FATAL_REASONS
 from monitor.config import Settings
 from monitor.detect.config import DetectConfig
 from monitor.events import MAX_EVENT_BYTES, Event, encode
@@ -42,6 +43,9 @@ class ProduceStats:
     seconds: float = 0.0
     problems: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    #: Problems about whole files, and how many of them mean an input was not read at all.
+    file_problems: list[Any] = field(default_factory=list)
+    fatal: int = 0
 
     @property
     def events_per_second(self) -> float:
@@ -138,7 +142,11 @@ def produce_events(
             if not isinstance(item, Event):
                 skipped = getattr(item, "severity", "") == "skipped"
                 bucket = stats.skipped if skipped else stats.problems
-                bucket[getattr(item, "reason", "unknown")] += 1
+                reason = getattr(item, "reason", "unknown")
+                bucket[reason] += 1
+                if not skipped and getattr(item, "line", None) == 0:
+                    stats.file_problems.append(item)
+                    stats.fatal += reason in FATAL_REASONS
                 continue
             stats.events += 1
             send(batcher.add(item.session_id, encode(item)))
@@ -155,6 +163,16 @@ def produce_paths(
     paths: Sequence[str], settings: Settings, fmt: str | None = None, batch: bool = True
 ) -> ProduceStats:
     """Publish the events of log files (any adapter format; ``fmt`` forces one)."""
-    from monitor.adapters import read_paths
+    from monitor.adapters import expand
 
-    return produce_events(read_paths(paths, fmt), settings, batch=batch)
+    return produce_inputs(list(expand(paths)), settings, fmt=fmt, batch=batch)
+
+
+def produce_inputs(
+    inputs: Sequence[Any], settings: Settings, fmt: str | None = None, batch: bool = True
+) -> ProduceStats:
+    """Publish the events of ``adapters.expand`` output (files and problems)."""
+    from monitor.adapters import read_located
+
+    items = (item for _, _, item in read_located(inputs, fmt))
+    return produce_events(items, settings, batch=batch)

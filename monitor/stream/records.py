@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -39,6 +39,8 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
     #: First and last timestamp of the flags this summary was published with (if any).
     first_flag_ts: datetime | None = None
     last_flag_ts: datetime | None = None
+    #: The session's input spans so far (``monitor.provenance``); absent from older workers.
+    sources: list[dict[str, Any]] | None = None
 
     def to_meta(self) -> Meta:
         return Meta(
@@ -69,7 +71,9 @@ def is_reportable(meta: Meta) -> bool:
     return bool(meta.repeat_flags or meta.restate_flags or meta.incident)
 
 
-def summarise(meta: Meta, flags: Iterable[Flag] = ()) -> SessionSummary:
+def summarise(
+    meta: Meta, flags: Iterable[Flag] = (), sources: list[dict[str, Any]] | None = None
+) -> SessionSummary:
     times = [f.ts for f in flags]
     return SessionSummary(
         session_id=meta.session_id,
@@ -87,6 +91,7 @@ def summarise(meta: Meta, flags: Iterable[Flag] = ()) -> SessionSummary:
         attrs=dict(meta.attrs),
         first_flag_ts=min(times) if times else None,
         last_flag_ts=max(times) if times else None,
+        sources=sources,
     )
 
 

@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 #: Sessions queued per week.
 INTAKE_SIZE: Final = 20
+#: How often every worker reads the newest intake sample from the store (seconds).
+FRESHNESS_EVERY_S: Final = 600.0
 
 
 def check_cron(expression: str) -> None:
@@ -110,3 +112,40 @@ def register_intake(
     check_cron(cron)
     trigger = intake_trigger(maker, metrics, publish)
     return app.crontab(cron, timezone=UTC, on_leader=True)(trigger)
+
+
+def intake_freshness(maker: sessionmaker[Session], metrics: Metrics) -> Any:
+    """A coroutine that reads when the newest intake item was queued into the
+    ``intake_last_sample_timestamp_seconds`` gauge (which keeps the newest it saw).
+
+    Every worker runs it, at start and every ``FRESHNESS_EVERY_S``: only the leader samples, a
+    restart empties its gauge, and ``monitor sample`` run by hand queues without any worker,
+    so the stale-intake alert reads the store's word too. A failure is logged, not raised.
+    """
+    from monitor.store.intake import newest_item_time
+
+    def newest() -> datetime | None:
+        with maker() as session:
+            return newest_item_time(session)
+
+    async def read_intake_freshness() -> None:
+        try:
+            at = await asyncio.to_thread(newest)
+        except Exception:
+            log.warning("could not read the newest intake item", exc_info=True)
+            return
+        if at is not None:
+            metrics.note_intake_sample(at.timestamp())
+
+    return read_intake_freshness
+
+
+def register_intake_freshness(
+    app: faust.App, maker: sessionmaker[Session], metrics: Metrics | None
+) -> Any:
+    """Run ``intake_freshness`` at start and then every ``FRESHNESS_EVERY_S`` on every worker."""
+    if metrics is None:
+        return None
+    read = intake_freshness(maker, metrics)
+    app.task(read)
+    return app.timer(FRESHNESS_EVERY_S)(read)

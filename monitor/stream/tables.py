@@ -9,7 +9,10 @@ partition and are written in order, ``meta`` last: a crash mid-write leaves a pr
 The ``meta`` value carries a marker, the (partition, offset) of the input record that produced
 it. A record re-delivered after a crash (its offset was never committed, but its state was
 saved) is recognised by that marker and skipped whole, however many events it holds; the
-core's own seen-id window only has to catch duplicates a producer sent twice.
+core's own seen-id window only has to catch duplicates a producer sent twice. Beside the marker
+it carries the session's input spans (``monitor.provenance``), so the provenance of a session
+survives restarts and rebalances with its state and costs no changelog record of its own. A
+``meta`` value written before spans existed (the marker, then the encoded meta) still loads.
 
 Decoding every part of a session for every run of records took about as much of the worker as
 detection itself (8% and 9% of a profile on single-event records), so the most recently saved
@@ -44,11 +47,16 @@ from monitor.detect.session import (
     encode_part,
     is_idle,
 )
+from monitor.provenance import Held
 
 if TYPE_CHECKING:
     import faust
 
 _MARKER: Final = struct.Struct(">iq")  # source partition, source offset
+#: A meta value with spans: this tag byte (no partition number starts with it), the marker, the
+#: length of the spans' JSON, the JSON, then the encoded meta.
+_TAG: Final = 0xFF
+_WITH_SPANS: Final = struct.Struct(">BiqI")
 #: Parts written before ``meta``, so ``meta`` (with the marker) lands last.
 _WRITE_ORDER: Final[tuple[Part, ...]] = (*(p for p in PARTS if p != "meta"), "meta")
 
@@ -57,9 +65,27 @@ def state_key(session_id: str, part: Part) -> bytes:
     return session_id.encode("utf-8", "surrogatepass") + b"\0" + part.encode()
 
 
+def pack_meta(partition: int, offset: int, spans: bytes, meta: bytes) -> bytes:
+    """The table value of a session's ``meta`` part: marker, input spans (JSON), meta."""
+    return _WITH_SPANS.pack(_TAG, partition, offset, len(spans)) + spans + meta
+
+
+def unpack_meta(raw: bytes) -> tuple[int, int, bytes, bytes]:
+    """(partition, offset, spans JSON, encoded meta) of a ``meta`` value; the spans are empty
+    in a value written before they were recorded."""
+    if raw and raw[0] == _TAG:
+        _, partition, offset, size = _WITH_SPANS.unpack_from(raw)
+        start = _WITH_SPANS.size
+        return partition, offset, raw[start : start + size], raw[start + size :]
+    partition, offset = _MARKER.unpack_from(raw)
+    return partition, offset, b"", raw[_MARKER.size :]
+
+
 _META_SUFFIX: Final = b"\0meta"
 #: Decoded states kept (most recently used). At ~6 KB each, 4096 states are ~25 MB.
 STATE_CACHE_SESSIONS: Final = 4096
+_spans_encoder: Final = msgspec.json.Encoder()
+_spans_decoder: Final = msgspec.json.Decoder(list[dict[str, Any]])
 
 
 @dataclass(frozen=True)
@@ -87,6 +113,8 @@ class SessionTables:
             help="Detector state by session id and part; meta carries the applied offset.",
         )
         self._lock = asyncio.Lock()
+        #: Records of events held for reordering (the worker's memory; see provenance.Held).
+        self.held: Held[tuple[int, int]] = Held()
         #: session id -> (the ``meta`` value saved, the state it was saved from).
         self._decoded: dict[str, tuple[bytes, SessionState]] = {}
 
@@ -95,12 +123,12 @@ class SessionTables:
         raw = self.table.get(state_key(session_id, "meta"))
         if raw is None:
             return None, None
-        partition, offset = _MARKER.unpack_from(raw)
+        partition, offset, _, meta_bytes = unpack_meta(raw)
         cached = self._decoded.pop(session_id, None)
         if cached is not None and cached[0] is raw:
             self._decoded[session_id] = cached  # most recently used last
             return cached[1], (partition, offset)
-        meta = decode_part("meta", raw[_MARKER.size :])
+        meta = decode_part("meta", meta_bytes)
         assert isinstance(meta, Meta)
         parts: dict[str, Any] = {}
         for part in PARTS:
@@ -110,11 +138,24 @@ class SessionTables:
                     parts[part] = decode_part(part, value)
         return msgspec.structs.replace(SessionState(meta=meta), **parts), (partition, offset)
 
+    def spans(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's input spans as last saved (empty for a new session)."""
+        raw = self.table.get(state_key(session_id, "meta"))
+        if raw is None:
+            return []
+        spans = unpack_meta(raw)[2]
+        return list(_spans_decoder.decode(spans)) if spans else []
+
     async def save(
-        self, old: SessionState | None, new: SessionState, partition: int, offset: int
+        self,
+        old: SessionState | None,
+        new: SessionState,
+        partition: int,
+        offset: int,
+        spans: list[dict[str, Any]] | None = None,
     ) -> int:
         """Write the parts of ``new`` that differ from ``old`` (``meta`` last, always, since it
-        carries the marker); return how many records were written.
+        carries the marker and the input ``spans``); return how many records were written.
 
         The changelog partition is given, not taken from Faust's current event: the detect
         agent saves a run of records at once, after the event context has moved on. Records go
@@ -124,6 +165,7 @@ class SessionTables:
         """
         sid = new.meta.session_id
         topic = self.table.changelog_topic.get_topic_name()
+        spans_json = _spans_encoder.encode(spans) if spans else b""
         async with self._lock:
             if old is not None and state_key(sid, "meta") not in self.table.data:
                 old = None  # dropped by the expiry sweep since it was loaded: write it whole
@@ -134,7 +176,7 @@ class SessionTables:
                     continue
                 value = encode_part(new, part)
                 if part == "meta":
-                    value = _MARKER.pack(partition, offset) + value
+                    value = pack_meta(partition, offset, spans_json, value)
                 key = state_key(sid, part)
                 self.table.data[key] = value
                 await self.app.producer.send(topic, key, value, partition, None, None)
@@ -161,10 +203,10 @@ class SessionTables:
         raw = self.table.data.get(meta_key)
         if raw is None:
             return None
-        partition, _ = _MARKER.unpack_from(raw)
+        partition, _, _, meta_bytes = unpack_meta(raw)
         if partition not in partitions:
             return None
-        meta = decode_part("meta", raw[_MARKER.size :])
+        meta = decode_part("meta", meta_bytes)
         assert isinstance(meta, Meta)
         if not is_idle(SessionState(meta=meta), now, idle_expiry_s):
             return None

@@ -77,7 +77,7 @@ def test_missing_unknown_and_corrupt_files_are_problems(tmp_path: Path) -> None:
     reasons = sorted((Path(p.source).name, p.reason) for p in items if isinstance(p, Problem))
     assert reasons == [
         ("*.nope", "not_found"),
-        ("bad.jsonl.gz", "unreadable"),
+        ("bad.jsonl.gz", "cut_short"),
         ("missing.jsonl", "not_found"),
         ("odd.jsonl", "unknown_format"),
     ]

@@ -14,7 +14,6 @@ import importlib.util
 import re
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -401,39 +400,26 @@ def test_image_installs_the_package_without_the_dev_extra() -> None:
     assert "[dev]" not in runs and ".[dev" not in runs
 
 
-def test_image_ships_the_migrations_where_it_says() -> None:
+def test_image_installs_from_the_runtime_lock() -> None:
+    steps = _instructions()
+    runs = " ".join(rest for word, rest in steps if word == "RUN")
+    copies = " ".join(rest for word, rest in steps if word == "COPY")
+    assert "-r requirements/runtime.txt" in runs and "requirements/runtime.txt" in copies
+    assert "--no-index" in runs  # the final stage resolves nothing anew
+    assert "!requirements/runtime.txt" in (ROOT / ".dockerignore").read_text().splitlines()
+
+
+def test_image_needs_no_migrations_outside_the_package() -> None:
+    """The migrations are package data now: the image copies nothing for them and sets no
+    variable to find them; the build context holds only what the wheel is built from."""
     final = _final_stage()
-    copies = {rest.split()[-2]: rest.split()[-1] for word, rest in final if word == "COPY"}
-    env = " ".join(rest for word, rest in final if word == "ENV")
-    match = re.search(r"MONITOR_ALEMBIC_DIR=(\S+)", env)
-    assert match, "MONITOR_ALEMBIC_DIR not set"
-    assert copies["alembic"] == match.group(1)
-    assert "alembic.ini" in copies
+    copies = [rest for word, rest in final if word == "COPY"]
+    assert not [c for c in copies if "alembic" in c], copies
+    env = " ".join(rest for word, rest in _instructions() if word == "ENV")
+    assert "ALEMBIC" not in env
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
-    for source in ("alembic", "alembic.ini", "monitor", "pyproject.toml", "README.md"):
+    for source in ("monitor", "pyproject.toml", "README.md"):
         assert f"!{source}" in ignored or f"!{source}/" in ignored, source
-
-
-def test_migrations_run_from_a_copied_alembic_dir(tmp_path: Path) -> None:
-    """What the image does: the package installed, alembic/ elsewhere, found via the env var."""
-    alembic_copy = tmp_path / "opt" / "alembic"
-    shutil.copytree(ROOT / "alembic", alembic_copy, ignore=shutil.ignore_patterns("__pycache__"))
-    work = tmp_path / "work"
-    work.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "monitor", "db", "upgrade", "--db", "sqlite:///m.db"],
-        cwd=work,
-        env={"MONITOR_ALEMBIC_DIR": str(alembic_copy), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    import sqlite3
-
-    with sqlite3.connect(work / "m.db") as db:
-        tables = {row[0] for row in db.execute("select name from sqlite_master")}
-    assert {"flags", "alembic_version"} <= tables
 
 
 def _docker_engine() -> str:

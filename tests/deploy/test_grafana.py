@@ -101,7 +101,9 @@ def test_dashboard_is_well_formed() -> None:
     dash = load_dashboard()
     assert dash["uid"] == "compaction-monitor"
     assert dash["title"]
-    assert {v["name"] for v in dash["templating"]["list"]} == {"datasource"}
+    assert [v["name"] for v in dash["templating"]["list"]] == [
+        "datasource", "compactor", "agent", "instance"
+    ]  # fmt: skip
     all_panels = panels(dash)
     ids = [p["id"] for p in all_panels]
     assert len(ids) == len(set(ids))
@@ -128,8 +130,8 @@ def test_dashboard_covers_the_on_call_questions() -> None:
     exprs = " ".join(expr for _, expr in dashboard_exprs())
     for needle in (
         "compaction_monitor_events_consumed_total",  # ingest rate
-        "signal:compaction_monitor_flags_per_compaction:ratio_rate5m",
-        "compactor:compaction_monitor_flags_per_compaction:ratio_rate5m",
+        "signal:compaction_monitor_flags_per_compaction:ratio1d_offset1h",  # the baseline
+        "compactor:compaction_monitor_flags_per_compaction_others:ratio1h",  # the canary
         "compaction_monitor_dead_letters_total",
         "compaction_monitor_consumer_lag_messages",
         "compaction_monitor_event_lag_seconds_bucket",
@@ -137,6 +139,25 @@ def test_dashboard_covers_the_on_call_questions() -> None:
         "compaction_monitor_intake_items_sampled_total[7d]",
     ):
         assert needle in exprs, needle
+
+
+def test_template_variables_filter_the_panels() -> None:
+    """compactor, agent and instance are queries over label values, multi-valued with All,
+    and every panel on raw flag or compaction series filters by all three."""
+    variables = {v["name"]: v for v in load_dashboard()["templating"]["list"]}
+    for name in ("compactor", "agent", "instance"):
+        var = variables[name]
+        assert var["type"] == "query" and var["includeAll"] and var["multi"]
+        assert var["allValue"] == ".*"
+        assert var["definition"].startswith("label_values(compaction_monitor_")
+        assert var["definition"].endswith(f", {name})")
+        assert var["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+    for title, expr in dashboard_exprs():
+        for series in re.findall(r"compaction_monitor_(?:flags|compactions)_total\{[^}]*\}", expr):
+            for name in ("compactor", "agent", "instance"):
+                assert f'{name}=~"${name}"' in series, (title, series)
+        if "compaction_monitor_" in expr and "_total{" in expr:
+            assert 'instance=~"$instance"' in expr, title
 
 
 def test_dashboard_names_only_existing_series() -> None:

@@ -24,7 +24,7 @@ K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
 #: Settings that are secrets: they may reach a pod only through a Secret.
 SECRET_SETTINGS = {"db_url", "sasl_password"}
 #: MONITOR_ variables that are not settings but read by the monitor all the same.
-OTHER_VARIABLES = {"MONITOR_CONFIG", "MONITOR_ALEMBIC_DIR"}
+OTHER_VARIABLES = {"MONITOR_CONFIG"}
 
 
 def _documents() -> list[dict[str, Any]]:

@@ -17,6 +17,8 @@ PROMETHEUS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 RULES = PROMETHEUS / "rules.yml"
 UNIT_TESTS = sorted((PROMETHEUS / "tests").glob("*.yml"))
 README = PROMETHEUS.parent / "README.md"
+#: Every runbook link starts with the configured base (an external label), so it is absolute.
+BASE_TEMPLATE = "{{ $externalLabels.runbook_base_url }}"
 
 
 def _promtool() -> str:
@@ -71,12 +73,13 @@ def test_every_alert_is_annotated_and_has_a_runbook_section() -> None:
         "DeadLetterRateHigh",
         "ConsumerLagGrowing",
         "SinkFailing",
+        "IntakeStale",
     }
     for alert in alerts:
         notes = alert["annotations"]
         assert notes["summary"] and notes["description"], alert["alert"]
         path, _, anchor = notes["runbook_url"].partition("#")
-        assert path == "deploy/README.md", alert["alert"]
+        assert path == BASE_TEMPLATE + "/deploy/README.md", alert["alert"]
         assert anchor == _anchor(alert["alert"]) and anchor in headings, alert["alert"]
         assert alert["labels"]["severity"] in {"page", "ticket"}
         assert "for" in alert, alert["alert"]
@@ -94,3 +97,21 @@ def test_every_alert_is_tested_firing_and_not_firing() -> None:
     names = {a["alert"] for a in _alerts()}
     assert names <= firing, names - firing
     assert names <= silent, names - silent
+
+
+def test_every_prometheus_config_sets_an_absolute_runbook_base() -> None:
+    for config in (PROMETHEUS / "prometheus.yml", PROMETHEUS.parent / "compose" / "prometheus.yml"):
+        base = yaml.safe_load(config.read_text())["global"]["external_labels"]["runbook_base_url"]
+        assert base.startswith("https://") and not base.endswith("/"), config
+
+
+def test_unit_tests_render_absolute_runbook_links() -> None:
+    for path in UNIT_TESTS:
+        doc = yaml.safe_load(path.read_text())
+        for case in doc["tests"]:
+            base = case.get("external_labels", {}).get("runbook_base_url", "")
+            for check in case.get("alert_rule_test", []):
+                for alert in check.get("exp_alerts") or []:
+                    url = alert.get("exp_annotations", {}).get("runbook_url")
+                    if url is not None:
+                        assert base.startswith("https://") and url.startswith(base + "/"), url

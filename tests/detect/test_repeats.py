@@ -191,3 +191,29 @@ def test_matches_oracle(raw: list[tuple[str, str, int]], gaps: list[int]) -> Non
             log.compact(turn)
     got = [(f.turn, f.original_turn) for f in detect_all(log.events, cfg)]
     assert got == oracle(ops, cfg)
+
+
+def test_fields_that_do_not_change_the_call_are_left_out_of_its_identity() -> None:
+    log = Log()
+    log.call(1, "Bash", command="make test", description="Run the tests", timeout=60000)
+    log.call(2, "Bash", command="make lint", description="Lint")
+    log.compact(3)
+    log.call(4, "Bash", command="make test", description="Re-run the tests after the fix")
+    log.call(5, "Bash", command="make lint --fix", description="Lint")
+    (flag,) = detect_all(log.events)
+    assert (flag.turn, flag.original_turn) == (4, 1)
+    assert "Re-run the tests" in flag.evidence["arguments"]  # evidence shows the call as made
+    assert detect_all(log.events, DetectConfig(ignored_arguments={})) == []
+
+
+def test_a_poll_is_ignored_only_when_its_field_says_so() -> None:
+    log = Log()
+    log.call(1, "write_stdin", session_id=3, chars="")
+    log.call(2, "write_stdin", session_id=3, chars="yes\n")
+    log.compact(3)
+    log.call(4, "write_stdin", session_id=3, chars="")
+    log.call(5, "write_stdin", session_id=3, chars="yes\n")
+    flags = detect_all(log.events)
+    assert [(f.turn, f.evidence["arguments"]) for f in flags] == [
+        (5, '{"chars":"yes\\n","session_id":3}')
+    ]

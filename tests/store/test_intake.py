@@ -220,9 +220,10 @@ def test_export_round_trips_through_the_schema(
     assert {"session_id", "score", "reason"} <= set(sampled["items"][0])
     code, out = run_cli(capsys, "intake", "claim", "--reviewer", "ana", "--db", url)
     item_id = json.loads(out)["id"]
-    code, _ = run_cli(
-        capsys, "intake", "resolve", str(item_id), "--accept", "--note", "good", "--db", url
-    )
+    resolve_args = ("intake", "resolve", str(item_id), "--accept", "--note", "good", "--db", url)
+    code, _ = run_cli(capsys, *resolve_args)
+    assert code == 1  # ana holds it
+    code, _ = run_cli(capsys, *resolve_args, "--reviewer", "ana")
     assert code == 0
 
     code, out = run_cli(
@@ -284,3 +285,102 @@ def test_cli_lists_shows_and_refuses(
     assert run_cli(capsys, "intake", "show", "999", "--db", url)[0] == 1
     assert run_cli(capsys, "intake", "claim", "--db", url, "--reviewer", "x")[0] == 0
     assert run_cli(capsys, "intake", "claim", "--db", url, "--reviewer", "x")[0] == 1
+
+
+def test_an_item_in_review_belongs_to_its_reviewer_unless_forced(store: tuple[str, Any]) -> None:
+    from monitor.store.intake import reopen
+
+    _, maker = store
+    first, second = queue(maker, 2)
+    with maker.begin() as s:
+        assert claim(s, "ana", T0, item_id=second)["id"] == second  # type: ignore[index]
+    with maker.begin() as s, pytest.raises(IntakeError, match=r"in review by ana.*--force"):
+        resolve(s, second, accept=True, reviewer="bo", now=T0)
+    with maker.begin() as s, pytest.raises(IntakeError, match="in review by ana"):
+        claim(s, "bo", T0, item_id=second)
+    with maker.begin() as s:
+        again = claim(s, "ana", T0, item_id=second)  # one's own claim: unchanged
+        assert again is not None and again["claimed_by"] == "ana"
+        done = resolve(s, second, accept=True, reviewer="bo", now=T0, force=True, note="ana away")
+    assert (done["status"], done["resolved_by"], done["claimed_by"]) == ("accepted", "bo", "ana")
+    assert [h["action"] for h in done["history"]] == ["claim", "resolve"]
+    assert done["history"][1] == {
+        "action": "resolve",
+        "by": "bo",
+        "at": T0.isoformat(),
+        "verdict": "accepted",
+        "forced": True,
+        "overrode": "ana",
+    }
+    with maker.begin() as s, pytest.raises(IntakeError, match="reopen"):
+        claim(s, "bo", T0, item_id=second)  # resolved: reopen first
+    with maker.begin() as s:
+        back = reopen(s, second, reviewer="cy", now=T0 + timedelta(hours=1))
+    assert (back["status"], back["claimed_by"], back["resolved_by"]) == ("queued", None, None)
+    assert back["history"][-1]["action"] == "reopen" and back["history"][-1]["was"] == "accepted"
+    with maker.begin() as s, pytest.raises(IntakeError, match="already queued"):
+        reopen(s, second, reviewer="cy", now=T0)
+    with maker.begin() as s:
+        claim(s, "dee", T0, item_id=first)
+    with maker.begin() as s, pytest.raises(IntakeError, match="in review by dee"):
+        reopen(s, first, reviewer="cy", now=T0)
+    with maker.begin() as s:
+        taken = claim(s, "cy", T0, item_id=first, force=True)
+    assert taken is not None and taken["claimed_by"] == "cy"
+    assert taken["history"][-1] == {
+        "action": "claim", "by": "cy", "at": T0.isoformat(), "forced": True, "overrode": "dee"
+    }  # fmt: skip
+
+
+def test_listing_order_is_the_rank_shown_and_the_claim_order(store: tuple[str, Any]) -> None:
+    _, maker = store
+    later = queue(maker, 2, week="2026-W50")
+    earlier = queue(maker, 3, week=WEEK)
+    with maker.begin() as s:
+        topped_up = add_items(s, "2026-W50", [Pick("top-up", 9.0, {"tier": "evidence"})], {})
+    with maker() as s:
+        items = list_items(s)
+    assert [i["id"] for i in items] == [*earlier, *later, *topped_up]
+    assert [(i["week"], i["rank"]) for i in items] == [
+        (WEEK, 1), (WEEK, 2), (WEEK, 3), ("2026-W50", 1), ("2026-W50", 2), ("2026-W50", 3)
+    ]  # fmt: skip
+    with maker.begin() as s:
+        assert claim(s, "ana", T0)["id"] == earlier[0]  # type: ignore[index]
+    with maker() as s:
+        queued = list_items(s, status="queued", week="2026-W50")
+        assert [i["rank"] for i in queued] == [1, 2, 3]  # ranks stay the week's
+        assert get_item(s, later[1])["rank"] == 2  # type: ignore[index]
+
+
+def test_cli_claims_by_id_forces_reopens_and_samples_the_last_complete_week(
+    store: tuple[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from monitor.sampling import previous_week
+
+    url, maker = store
+    first, second = queue(maker, 2)
+
+    def cli(*argv: str) -> tuple[int, str, str]:
+        code = main([*argv, "--db", url])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    code, out, _ = cli("intake", "claim", str(second), "--reviewer", "ana")
+    assert code == 0 and json.loads(out)["id"] == second
+    code, _, err = cli("intake", "resolve", str(second), "--accept", "--reviewer", "bo")
+    assert code == 1 and "in review by ana" in err and "--force" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    code, out, _ = cli("intake", "resolve", str(second), "--reject", "--reviewer", "bo", "--force")
+    done = json.loads(out)
+    assert code == 0 and done["status"] == "rejected"
+    assert done["history"][-1]["forced"] is True and done["history"][-1]["overrode"] == "ana"
+    code, out, _ = cli("intake", "reopen", str(second), "--reviewer", "bo")
+    assert code == 0 and json.loads(out)["status"] == "queued"
+    code, out, _ = cli("intake", "list")
+    lines = out.splitlines()
+    assert lines[0].startswith("rank  id")
+    assert [line.split()[:2] for line in lines[1:]] == [["1", f"#{first}"], ["2", f"#{second}"]]
+    code, out, err = cli("sample", "--json")
+    week = previous_week(datetime.now(UTC))
+    assert code == 0 and json.loads(out)["week"] == week
+    assert f"sampling {week}, the last complete ISO week" in err

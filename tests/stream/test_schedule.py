@@ -155,3 +155,27 @@ def test_the_cron_expression_is_checked_at_start() -> None:
             create_app(settings, make_sessionmaker(engine))
     finally:
         engine.dispose()
+
+
+def test_every_worker_reads_the_newest_sample_from_the_store(
+    maker: sessionmaker[Session],
+) -> None:
+    """After a restart (or a hand-run ``monitor sample``) the stale-intake gauge shows the store's
+    newest item, and never moves back."""
+    from monitor.sampling import Pick
+    from monitor.store.intake import add_items
+    from monitor.stream.schedule import intake_freshness
+
+    metrics = build_metrics()
+    gauge = metric_name("intake_last_sample_timestamp_seconds")
+    read = intake_freshness(maker, metrics)
+    asyncio.run(read())
+    assert metrics.registry.get_sample_value(gauge) == 0.0  # nothing sampled yet
+    with maker.begin() as s:
+        add_items(s, "2026-W48", [Pick("sampled-by-hand", 1.0, {})], {})
+    with maker() as s:
+        (created,) = s.execute(select(IntakeItem.created_at)).scalars()
+    asyncio.run(read())
+    assert metrics.registry.get_sample_value(gauge) == pytest.approx(created.timestamp())
+    metrics.note_intake_sample(created.timestamp() - 3600)  # older news changes nothing
+    assert metrics.registry.get_sample_value(gauge) == pytest.approx(created.timestamp())

@@ -98,3 +98,26 @@ def test_the_cache_keeps_the_most_recently_used_states(monkeypatch: pytest.Monke
     assert list(tables._decoded) == ["c", "a", "d"]  # b, least recently used, left
     decoded, _ = tables.load("b")
     assert decoded == states["b"] and decoded is not states["b"]
+
+
+def test_meta_carries_the_input_spans_and_an_older_record_still_loads() -> None:
+    from monitor.detect.session import encode_part as encode
+    from monitor.stream.tables import pack_meta, unpack_meta
+
+    tables, _ = _tables()
+    state = _state("s9")
+    spans = [{"topic": "in", "partition": 2, "first_offset": 40, "last_offset": 41}]
+    asyncio.run(tables.save(None, state, 2, 41, spans=spans))
+    assert tables.spans("s9") == spans
+    assert tables.load("s9")[1] == (2, 41)
+    raw = tables.table.data[state_key("s9", "meta")]
+    assert unpack_meta(raw)[:2] == (2, 41)
+    # A meta value as workers before provenance wrote it: the marker, then the meta.
+    import struct
+
+    old = struct.pack(">iq", 3, 7) + encode(state, "meta")
+    tables.table.data[state_key("s9", "meta")] = old
+    loaded, marker = tables.load("s9")
+    assert marker == (3, 7) and loaded is not None and loaded.meta == state.meta
+    assert tables.spans("s9") == []
+    assert unpack_meta(pack_meta(1, 2, b"[]", b"m")) == (1, 2, b"[]", b"m")

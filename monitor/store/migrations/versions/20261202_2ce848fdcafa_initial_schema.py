@@ -9,9 +9,8 @@ Create Date: 2026-12-02 13:01:34.097313
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 # revision identifiers, used by Alembic.
 revision: str = "2ce848fdcafa"
