@@ -81,8 +81,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: Argument fields that do not change what a call does (`TOOL.FIELD`, `*.FIELD` for every
     #: tool), left out when comparing calls. Setting it replaces the defaults (listed below).
     ignored_arguments: tuple[str, ...] = DEFAULT_IGNORED_ARGUMENTS
-    #: Minimum restatement score (0-100).
-    restate_threshold: float = 80.0
+    #: Minimum restatement score to flag (100 x P(same), 0-100); unset: the scorer's own
+    #: threshold, chosen on its validation split.
+    restate_threshold: float | None = None
     #: Turns an event may arrive late by; such events are held and processed in turn order.
     reorder_turns: int = 0
     #: Seconds of event-time silence after which the worker drops a session's state.
@@ -160,6 +161,8 @@ def _coerce(name: str, raw: str) -> Any:
     field_type = Settings.__annotations__[name]
     if "tuple" in str(field_type):
         return tuple(x.strip() for x in raw.split(",") if x.strip())
+    if "None" in str(field_type) and raw.strip().lower() in ("", "none", "null"):
+        return None  # an optional setting left unset
     return raw
 
 
