@@ -250,6 +250,7 @@ def cmd_sample(args: argparse.Namespace, settings: Settings) -> int:
     maker = _maker_for(args, settings)
     with maker.begin() as session:
         new = run_week(session, week, args.n)
+    _capture_transcripts(maker, settings, week)
     with maker() as session:
         items = list_items(session, week=week)
     if args.json:
@@ -265,6 +266,17 @@ def cmd_sample(args: argparse.Namespace, settings: Settings) -> int:
             f"{r.get('tier')}  {','.join(r.get('signals', []))}\n"
         )
     return 0
+
+
+def _capture_transcripts(maker: Any, settings: Settings, week: str) -> None:
+    """Read back the conversations of the week's items that have none yet (stderr says how
+    it went, so ``--json`` output stays one object)."""
+    from monitor.capture import STATUSES, capture_pending, readers_for
+
+    counts = capture_pending(maker, readers_for(settings), week=week, redact=settings.redact)
+    if counts:
+        told = ", ".join(f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s])
+        sys.stderr.write(f"transcripts: {told}\n")
 
 
 def cmd_intake_list(args: argparse.Namespace, settings: Settings) -> int:

@@ -321,3 +321,201 @@ def start_worker(env: dict[str, str], log_path: Path, cwd: Path | None = None) -
         )
     finally:
         log.close()
+
+
+# --- review-page sessions ----------------------------------------------------------------------
+
+#: Instructions and the restatements of them a review session plants.
+_REVIEW_ASKS = (
+    (
+        "Stay on the topic/geofence-alerts branch, I'll merge it myself.",
+        "Again: stay on topic/geofence-alerts, I'll merge it myself.",
+    ),
+    (
+        "Keep each episode description under 4,000 characters.",
+        "As I said, keep each episode description under 4000 characters.",
+    ),
+    (
+        "Never push directly to main, open a pull request instead.",
+        "As I said, never push directly to main, open a pull request instead.",
+    ),
+    (
+        "Use tabs, not spaces, in the Makefile.",
+        "I already told you to use tabs, not spaces, in the Makefile.",
+    ),
+    (
+        "Run the linter before every commit.",
+        "Like I said before, run the linter before every commit.",
+    ),
+)
+
+
+def review_session(
+    session_id: str = "review-0001",
+    candidates: int = 10,
+    events: int = 2000,
+    start: Any = None,
+) -> list[Any]:
+    """One session shaped for the review page: ``candidates`` distinct losses after one
+    compaction (up to five restated instructions, the rest repeated calls), padded with ordinary
+    calls, results and assistant text to ``events`` events. The detectors flag exactly the
+    planted losses, so the session's draft has ``candidates`` entries."""
+    from datetime import UTC, datetime, timedelta
+
+    from monitor.events import Compaction, Event, Tool
+
+    restates = min(candidates // 2, len(_REVIEW_ASKS))
+    repeats = candidates - restates
+    fixed = 2 * restates + 4 * repeats + 1
+    if events < fixed:
+        raise ValueError(f"{candidates} candidates need at least {fixed} events")
+    begin = start or datetime(2026, 11, 24, 9, tzinfo=UTC)
+    attrs = {"agent": "claude_code", "model": "m1", "compactor": "sum-v2.0"}
+    out: list[Event] = []
+
+    def add(turn: int, kind: str, **kw: Any) -> None:
+        n = len(out)
+        out.append(
+            Event(
+                event_id=f"{session_id}-{n:05d}",
+                session_id=session_id,
+                turn=turn,
+                ts=begin + timedelta(seconds=n),
+                kind=kind,  # type: ignore[arg-type]
+                attrs=attrs,
+                **kw,
+            )
+        )
+
+    def call(turn: int, name: str, arguments: dict[str, Any], result: str) -> None:
+        cid = f"c{len(out)}"
+        add(turn, "tool_call", tool=Tool(name=name, arguments=arguments, call_id=cid))
+        add(turn, "tool_result", tool=Tool(name=name, call_id=cid), text=result)
+
+    turn = 0
+    for i in range(restates):
+        add(turn, "user_message", text=_REVIEW_ASKS[i][0])
+        turn += 1
+    padding = events - fixed
+    before = padding * 3 // 4
+    filler = 0
+
+    def pad(count: int) -> None:
+        nonlocal turn, filler
+        while count > 0:
+            if count >= 3 and filler % 4 == 3:
+                add(turn, "assistant_message", text=f"Checked module {filler}; moving on.")
+                count -= 1
+            if count >= 2:
+                name = ("Grep", "Bash", "Read")[filler % 3]
+                call(
+                    turn,
+                    name,
+                    {"pattern": f"def handler_{filler}", "path": f"src/m{filler}"},
+                    f"src/m{filler}/core.py:{filler}: def handler_{filler}(request):",
+                )
+                count -= 2
+            elif count == 1:
+                add(turn, "assistant_message", text="Continuing.")
+                count -= 1
+            filler += 1
+            turn += 1
+
+    pad(before)
+    for i in range(repeats):  # read shortly before the compaction: still remembered after it
+        path = f"docs/spec-{i}.md"
+        call(turn, "Read", {"file_path": path}, f"# Spec {i}\nThe limit for part {i} is {10 * i}.")
+        turn += 1
+    kept = " ".join(_REVIEW_ASKS[i][0] for i in range(0, restates, 2))
+    summary = (
+        f"Summary of the work so far: the agent read the specs and searched the modules. {kept}"
+    )
+    add(
+        turn,
+        "compaction",
+        text=summary,
+        compaction=Compaction(tokens_before=180_000, tokens_after=12_000, compactor="sum-v2.0"),
+    )
+    compaction_turn = turn
+    turn += 1
+    for i in range(repeats):
+        path = f"docs/spec-{i}.md"
+        at = compaction_turn + 1 + i % 5
+        call(at, "Read", {"file_path": path}, f"# Spec {i}\nThe limit for part {i} is {10 * i}.")
+    turn = compaction_turn + 6
+    for i in range(restates):
+        add(turn, "user_message", text=_REVIEW_ASKS[i][1])
+        turn += 1
+    pad(padding - before)
+    return out
+
+
+def write_events(path: Path, events: list[Any]) -> list[dict[str, Any]]:
+    """Write events as our JSONL; return each session's provenance span in that file."""
+    from monitor.events import encode
+
+    spans: dict[str, dict[str, Any]] = {}
+    with open(path, "wb") as fh:
+        for line, event in enumerate(events, start=1):
+            fh.write(encode(event) + b"\n")
+            span = spans.setdefault(
+                event.session_id,
+                {"session_id": event.session_id, "file": str(path), "first_line": line},
+            )
+            span["last_line"] = line
+    return list(spans.values())
+
+
+def record_sources(url: str, spans: list[dict[str, Any]]) -> None:
+    """Record file spans as ``sessions.sources`` the way a provenance-keeping replay does, adding
+    the column where the store predates it. Sessions whose sources are set keep them."""
+    from sqlalchemy import JSON, String, column, inspect, table, update
+
+    from monitor.store.db import make_engine
+
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            if not any(c["name"] == "sources" for c in inspect(conn).get_columns("sessions")):
+                kind = "JSONB" if conn.dialect.name == "postgresql" else "JSON"
+                conn.exec_driver_sql(f"ALTER TABLE sessions ADD COLUMN sources {kind}")
+            sessions = table("sessions", column("session_id", String), column("sources", JSON))
+            for span in spans:
+                value = [{k: v for k, v in span.items() if k != "session_id"}]
+                conn.execute(
+                    update(sessions)
+                    .where(sessions.c.session_id == span["session_id"])
+                    .where(sessions.c.sources.is_(None))
+                    .values(sources=value)
+                )
+    finally:
+        engine.dispose()
+
+
+def fill_review_store(
+    url: str, directory: Path, sessions: list[list[Any]], week: str = "2026-W48"
+) -> list[dict[str, Any]]:
+    """Replay sessions (one JSONL file) into the store at ``url`` with ``monitor replay``,
+    record their provenance, and queue the week with ``monitor sample`` (which captures the
+    transcripts); return the week's items."""
+    import contextlib
+    import io
+    import json
+
+    from monitor.cli import main
+    from monitor.store.db import upgrade
+
+    upgrade(url)
+    path = directory / "review-sessions.jsonl"
+    spans = write_events(path, [e for s in sessions for e in s])
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        if main(["replay", str(path), "--db", url, "--no-progress"]) != 0:
+            raise RuntimeError(f"replay failed: {quiet.getvalue()}")
+        record_sources(url, spans)
+        start = quiet.tell()
+        if main(["sample", "--week", week, "--db", url, "--json"]) != 0:
+            raise RuntimeError(f"sample failed: {quiet.getvalue()}")
+    out = quiet.getvalue()[start:]
+    items: list[dict[str, Any]] = json.loads(out[out.index("{") :].splitlines()[0])["items"]
+    return items
