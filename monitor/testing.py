@@ -519,3 +519,72 @@ def fill_review_store(
     out = quiet.getvalue()[start:]
     items: list[dict[str, Any]] = json.loads(out[out.index("{") :].splitlines()[0])["items"]
     return items
+
+
+# --- HTTP against a page under test ------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: Any
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def call(
+    base: str,
+    method: str,
+    path: str,
+    headers: dict[str, str] | None = None,
+    body: bytes | None = None,
+    *,
+    context: Any = None,
+) -> Reply:
+    """One HTTP request that follows no redirect (``http.client``)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    conn: http.client.HTTPConnection
+    if parts.scheme == "https":
+        conn = http.client.HTTPSConnection(
+            parts.hostname or "", parts.port, timeout=30, context=context
+        )
+    else:
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        return Reply(r.status, r.headers, r.read())
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def running(app: Any, ssl_context: Any = None) -> Iterator[str]:
+    """Serve an aiohttp application on a free loopback port from a thread; yield its base URL.
+    Stopped (and its port freed) when the block ends."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    port = free_port()
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", port, ssl_context=ssl_context)
+    loop.run_until_complete(site.start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"{'https' if ssl_context else 'http'}://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
