@@ -588,3 +588,50 @@ def running(app: Any, ssl_context: Any = None) -> Iterator[str]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+@contextlib.contextmanager
+def serving(url: str, tokens: str, cwd: Path, timeout_s: float = 30.0) -> Iterator[str]:
+    """``monitor serve --db URL --host 127.0.0.1 --port P`` in a child process with
+    ``MONITOR_REVIEW_TOKENS=tokens``; yield its base URL, stop it by PID afterwards. Its output
+    goes to ``cwd/serve.log``."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
+    env["MONITOR_REVIEW_TOKENS"] = tokens
+    log_path = cwd / "serve.log"
+    log = open(log_path, "ab")  # noqa: SIM115 - the child owns it; closed when the child ends
+    try:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "monitor",
+                "serve",
+                "--db",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            env=env,
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        log.close()
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"monitor serve exited: {log_path.read_text()[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"monitor serve did not listen within {timeout_s} s")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_pid(proc)

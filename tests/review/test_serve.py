@@ -2,64 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from monitor.cli import build_parser, main
-from monitor.testing import call, free_port, stop_pid
+from monitor.testing import call, free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "sessions.jsonl.gz"
-
-
-@contextlib.contextmanager
-def serving(url: str, tokens: str, tmp: Path) -> Iterator[str]:
-    """``monitor serve --db URL --host 127.0.0.1 --port P`` in a child process."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
-    env["MONITOR_REVIEW_TOKENS"] = tokens
-    log = open(tmp / "serve.log", "wb")  # noqa: SIM115 - the child writes it
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "monitor",
-            "serve",
-            "--db",
-            url,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        cwd=tmp,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    log.close()
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, (tmp / "serve.log").read_text()
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            time.sleep(0.1)
-        else:
-            raise TimeoutError("monitor serve did not listen within 30 s")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_pid(proc)
 
 
 @pytest.mark.postgres

@@ -178,19 +178,37 @@
     select(i);
   }
 
-  async function act(path, data, options) {
+  // Writes run one at a time, each after the panel of the one before is in: keys pressed
+  // faster than the server answers act on the candidate they will find selected.
+  let queue = Promise.resolve();
+  let pending = 0;
+  function enqueue(job) {
+    pending += 1;
+    document.body.dataset.busy = "1";
+    const run = queue.then(job).finally(() => {
+      pending -= 1;
+      if (!pending) delete document.body.dataset.busy;
+    });
+    queue = run.catch(() => {});
+    return run;
+  }
+
+  async function write(path, data, options) {
     const html = await post(`/items/${state().item}/${path}`, data, { "X-Panel": "1" });
     if (html !== null) swap(html, options);
     return html !== null;
   }
 
+  const act = (path, data, options) => enqueue(() => write(path, data, options));
   const current = () => cands()[cur];
 
   function decide(verdict) {
-    const c = current();
-    if (!c) return;
-    act(`entries/${encodeURIComponent(c.dataset.entry)}/${verdict}`, {},
-      { keep: c.dataset.entry, advance: true });
+    enqueue(() => {
+      const c = current();
+      if (!c) return false;
+      return write(`entries/${encodeURIComponent(c.dataset.entry)}/${verdict}`, {},
+        { keep: c.dataset.entry, advance: true });
+    });
   }
 
   let openFormEl = null;
