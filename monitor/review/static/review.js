@@ -162,7 +162,7 @@
       : Number(t.dataset.turn) < here)) || order[0];
     const ev = $(".ev", target);
     if (ev) evSelect(all.indexOf(ev));
-    else { target.scrollIntoView({ block: "center" }); }
+    target.scrollIntoView({ block: "center" });
   }
 
   function swap(html, { keep = null, advance = false, last = false } = {}) {
