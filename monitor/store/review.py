@@ -9,7 +9,7 @@ reviewer is always the authenticated one the web shell passes in. Callers own th
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -270,8 +270,3 @@ def accepted_row(session: Session, item_id: int) -> tuple[IntakeItem, list[Actio
     """An item with its actions and transcript row (for the finished fixture)."""
     row = _item(session, item_id)
     return row, actions(session, item_id), session.get(TranscriptRow, item_id)
-
-
-def item_ids(session: Session, ids: Sequence[int]) -> list[int]:
-    stmt = select(IntakeItem.id).where(IntakeItem.id.in_(list(ids))).order_by(IntakeItem.id)
-    return [int(i) for i in session.scalars(stmt)]

@@ -123,6 +123,11 @@ def test_a_whole_item_reviewed_with_the_keyboard(
     page.wait_for_url(f"{base}/items/{ten['id']}")
     page.wait_for_selector("#panel[data-mine='1']")
     assert page.locator("#cands .cand").count() == 10
+    keys.press("?")  # the help overlay lists the keys
+    assert page.locator("#help[open]").is_visible()
+    assert "confirm, then the next undecided" in page.locator("#help").inner_text()
+    keys.press("Escape")
+    assert not page.locator("#help[open]").count()
 
     for _ in range(3):
         keys.press("y")

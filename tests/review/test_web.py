@@ -255,6 +255,7 @@ def test_the_recorded_reviewer_is_the_authenticated_one(fresh_store: Any) -> Non
         done = call(
             base, "POST", f"/items/{item}/resolve", {**ALICE, **json_form}, override.encode()
         )
+        reopened = call(base, "POST", f"/items/{item}/reopen", {**BOB, **json_form})
     state = json.loads(done.body)
     assert json.loads(claimed.body)["item"]["claimed_by"] == "bob"
     assert as_alice.status == 409 and "bob holds this item" in as_alice.text
@@ -267,6 +268,12 @@ def test_the_recorded_reviewer_is_the_authenticated_one(fresh_store: Any) -> Non
         ("alice", "resolve", True),
     ]
     assert state["actions"][-1]["detail"]["from"] == "bob"
+    again = json.loads(reopened.body)["item"]
+    assert (again["status"], again["claimed_by"], again["resolved_by"]) == (
+        "in_review",
+        "bob",
+        None,
+    )
 
 
 def test_the_download_is_the_cli_export(fresh_store: Any, tmp_path: Path) -> None:

@@ -351,7 +351,8 @@
 
   const ACTIONS = {
     claim, resolve, download,
-    release: () => act("release", state().mine ? {} : { override: "1" }),
+    release: () => (state().mine ? act("release", {})
+      : toast("Only the reviewer holding an item releases it; take it over first (c)", true)),
     reopen: () => act("reopen", {}),
   };
 
