@@ -11,7 +11,9 @@ or ``{"topic": name, "partition": int, "first_offset": int, "last_offset": int}`
 worker's input. A file span is read through the same adapters ``monitor replay`` used, up to its
 last line (the adapters keep per-file state, so the file is read from its start); a topic span
 through a bounded consumer on that partition, from its first offset while the topic still holds
-it. Events of other sessions sharing a file or a partition are dropped.
+it (at most the span's records, for at most 20 s: a span widened by the 16-span cap may cover
+much of a partition, and is then read as far as that allows). Events of other sessions sharing
+a file or a partition are dropped.
 
 The outcome is one of:
 

@@ -24,6 +24,7 @@ reads).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import secrets
@@ -54,6 +55,7 @@ CSP: Final = (
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 STATIC_TYPES: Final = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+STATIC_NAMES: Final = ("favicon.svg", "review.css", "review.js")
 #: Default probes for an item added from the timeline, by class.
 PROBES: Final = {
     "constraint": "What instructions from the user still apply to this work?",
@@ -87,6 +89,12 @@ class Config:
             lstrip_blocks=True,
         )
         self.env.filters["pretty"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
+        # Assets are cached for an hour; their URLs carry a digest of their content, so a new
+        # version of the package is fetched at once.
+        digest = hashlib.sha256()
+        for name in sorted(STATIC_NAMES):
+            digest.update(resources.files("monitor.review").joinpath("static", name).read_bytes())
+        self.env.globals["assets"] = digest.hexdigest()[:12]
 
 
 class Auth:
