@@ -354,6 +354,7 @@ def cmd_sample(args: argparse.Namespace, settings: Settings) -> int:
     maker = _maker(args, settings)
     with maker.begin() as session:
         new = run_week(session, week, args.n)
+    _capture_transcripts(maker, settings, week)
     with maker() as session:
         items = list_items(session, week=week)
     if args.json:
@@ -369,6 +370,17 @@ def cmd_sample(args: argparse.Namespace, settings: Settings) -> int:
             f"score {i['score']:.2f}  {r.get('tier')}  {','.join(r.get('signals', []))}\n"
         )
     return OK
+
+
+def _capture_transcripts(maker: Any, settings: Settings, week: str) -> None:
+    """Read back the conversations of the week's items that have none yet (stderr says how
+    it went, so ``--json`` output stays one object)."""
+    from monitor.capture import STATUSES, capture_pending, readers_for
+
+    counts = capture_pending(maker, readers_for(settings), week=week, redact=settings.redact)
+    if counts:
+        told = ", ".join(f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s])
+        sys.stderr.write(f"transcripts: {told}\n")
 
 
 def cmd_intake_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -463,6 +475,8 @@ def cmd_intake_export(args: argparse.Namespace, settings: Settings) -> int:
 
     if (args.id is None) == (args.week is None):
         raise Fatal("give an item ID or --week WEEK (one of them)", USAGE)
+    if args.fixture:
+        return _export_fixtures(args, settings)
     status = None if args.status == "any" else args.status
     try:
         with _maker(args, settings)() as session:
@@ -478,6 +492,66 @@ def cmd_intake_export(args: argparse.Namespace, settings: Settings) -> int:
     if not docs:
         _say("no intake items match")
     return OK
+
+
+def _export_fixtures(args: argparse.Namespace, settings: Settings) -> int:
+    """Finished fixtures, byte for byte what the review page's download gives."""
+    from pathlib import Path
+
+    from monitor.review import fixture
+    from monitor.review.decisions import ReviewError
+    from monitor.store.intake import list_items
+
+    out = Path(args.out)
+    with _maker_for(args, settings)() as session:
+        if args.id is not None:
+            ids = [args.id]
+        else:
+            ids = [i["id"] for i in list_items(session, week=args.week, status="accepted")]
+        try:
+            docs = [fixture.document(session, i) for i in ids]
+        except ReviewError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 1
+    out.mkdir(parents=True, exist_ok=True)
+    for doc in docs:
+        path = out / fixture.file_name(doc)
+        path.write_bytes(fixture.dumps(doc))
+        sys.stdout.write(f"{path}\n")
+    return 0
+
+
+# --- the review page ----------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from sqlalchemy import inspect
+
+    from monitor.config import Secret
+    from monitor.review.auth import parse_tokens
+    from monitor.review.web import serve
+    from monitor.store.db import make_sessionmaker
+
+    secret = settings.review_tokens
+    spec = secret.reveal() if isinstance(secret, Secret) else str(secret)
+    try:
+        reviewers = parse_tokens(spec)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    if not reviewers.names:
+        raise SystemExit(
+            "error: no reviewers configured; set MONITOR_REVIEW_TOKENS=alice:TOKEN,bob:TOKEN "
+            "or review_tokens in the config file"
+        )
+    url = _db_url(args, settings)
+    engine = _engine_for(url, migrate_sqlite=True)
+    if not inspect(engine).has_table("intake_actions"):
+        raise SystemExit(
+            f"error: {mask_url(url)} predates the review tables; run `monitor db upgrade --db URL`"
+        )
+    trust = settings.review_trust_proxy
+    serve(make_sessionmaker(engine), reviewers, args.host, args.port, trust_proxy=trust)
+    return 0
 
 
 # --- streaming ----------------------------------------------------------------------------------
@@ -867,7 +941,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --week: items in this status (default: accepted)",
     )
     q.add_argument("--out", required=True, metavar="DIR", help="where the files go (created)")
+    q.add_argument(
+        "--fixture",
+        action="store_true",
+        help="write finished fixtures (schemas/fixture.v1.json) of accepted items: only "
+        "confirmed entries, no annotations; the same file as the review page's download",
+    )
     q.set_defaults(func=cmd_intake_export)
+
+    p = command(
+        "serve",
+        "the intake review page (web)",
+        "Serve the review page for the fixture-intake queue. Reviewers and their tokens come "
+        "from MONITOR_REVIEW_TOKENS (alice:TOKEN,bob:TOKEN) or the config file. Binds to "
+        "127.0.0.1 unless told otherwise; put a TLS proxy in front of any other address.",
+        _examples(
+            "MONITOR_REVIEW_TOKENS=alice:SECRET monitor serve --db postgresql://monitor@db/monitor",
+            "monitor serve --port 9000",
+        ),
+    )
+    _add_db(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    p.set_defaults(func=cmd_serve)
 
     p = command(
         "db",

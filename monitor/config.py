@@ -98,6 +98,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: When the leader worker queues the previous ISO week's fixture-intake sample (crontab
     #: expression, UTC; "" turns the schedule off).
     intake_cron: str = "10 0 * * mon"
+    #: Reviewers of the intake review page (``monitor serve``) and their tokens, as
+    #: ``alice:TOKEN,bob:TOKEN``. Wrapped in ``Secret`` on load; keep it in a secret store.
+    review_tokens: str = Secret("")
+    #: Trust ``X-Forwarded-Proto`` from a TLS proxy in front of ``monitor serve`` (session
+    #: cookies are then marked Secure). Only set it when the proxy is the only way in.
+    review_trust_proxy: bool = False
     #: Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
     security_protocol: str = "PLAINTEXT"
     #: SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.
@@ -207,4 +213,8 @@ def load_settings(
         settings = msgspec.convert(values, Settings, strict=False)
     except msgspec.ValidationError as exc:
         raise ValueError(f"invalid configuration: {exc}") from None
-    return msgspec.structs.replace(settings, sasl_password=Secret(settings.sasl_password))
+    return msgspec.structs.replace(
+        settings,
+        sasl_password=Secret(settings.sasl_password),
+        review_tokens=Secret(settings.review_tokens),
+    )

@@ -321,3 +321,317 @@ def start_worker(env: dict[str, str], log_path: Path, cwd: Path | None = None) -
         )
     finally:
         log.close()
+
+
+# --- review-page sessions ----------------------------------------------------------------------
+
+#: Instructions and the restatements of them a review session plants.
+_REVIEW_ASKS = (
+    (
+        "Stay on the topic/geofence-alerts branch, I'll merge it myself.",
+        "Again: stay on topic/geofence-alerts, I'll merge it myself.",
+    ),
+    (
+        "Keep each episode description under 4,000 characters.",
+        "As I said, keep each episode description under 4000 characters.",
+    ),
+    (
+        "Never push directly to main, open a pull request instead.",
+        "As I said, never push directly to main, open a pull request instead.",
+    ),
+    (
+        "Use tabs, not spaces, in the Makefile.",
+        "I already told you to use tabs, not spaces, in the Makefile.",
+    ),
+    (
+        "Run the linter before every commit.",
+        "Like I said before, run the linter before every commit.",
+    ),
+)
+
+
+def review_session(
+    session_id: str = "review-0001",
+    candidates: int = 10,
+    events: int = 2000,
+    start: Any = None,
+) -> list[Any]:
+    """One session shaped for the review page: ``candidates`` distinct losses after one
+    compaction (up to five restated instructions, the rest repeated calls), padded with ordinary
+    calls, results and assistant text to ``events`` events. The detectors flag exactly the
+    planted losses, so the session's draft has ``candidates`` entries."""
+    from datetime import UTC, datetime, timedelta
+
+    from monitor.events import Compaction, Event, Tool
+
+    restates = min(candidates // 2, len(_REVIEW_ASKS))
+    repeats = candidates - restates
+    fixed = 2 * restates + 4 * repeats + 1
+    if events < fixed:
+        raise ValueError(f"{candidates} candidates need at least {fixed} events")
+    begin = start or datetime(2026, 11, 24, 9, tzinfo=UTC)
+    attrs = {"agent": "claude_code", "model": "m1", "compactor": "sum-v2.0"}
+    out: list[Event] = []
+
+    def add(turn: int, kind: str, **kw: Any) -> None:
+        n = len(out)
+        out.append(
+            Event(
+                event_id=f"{session_id}-{n:05d}",
+                session_id=session_id,
+                turn=turn,
+                ts=begin + timedelta(seconds=n),
+                kind=kind,  # type: ignore[arg-type]
+                attrs=attrs,
+                **kw,
+            )
+        )
+
+    def call(turn: int, name: str, arguments: dict[str, Any], result: str) -> None:
+        cid = f"c{len(out)}"
+        add(turn, "tool_call", tool=Tool(name=name, arguments=arguments, call_id=cid))
+        add(turn, "tool_result", tool=Tool(name=name, call_id=cid), text=result)
+
+    turn = 0
+    for i in range(restates):
+        add(turn, "user_message", text=_REVIEW_ASKS[i][0])
+        turn += 1
+    padding = events - fixed
+    before = padding * 3 // 4
+    filler = 0
+
+    def pad(count: int) -> None:
+        nonlocal turn, filler
+        while count > 0:
+            if count >= 3 and filler % 4 == 3:
+                add(turn, "assistant_message", text=f"Checked module {filler}; moving on.")
+                count -= 1
+            if count >= 2:
+                name = ("Grep", "Bash", "Read")[filler % 3]
+                call(
+                    turn,
+                    name,
+                    {"pattern": f"def handler_{filler}", "path": f"src/m{filler}"},
+                    f"src/m{filler}/core.py:{filler}: def handler_{filler}(request):",
+                )
+                count -= 2
+            elif count == 1:
+                add(turn, "assistant_message", text="Continuing.")
+                count -= 1
+            filler += 1
+            turn += 1
+
+    pad(before)
+    for i in range(repeats):  # read shortly before the compaction: still remembered after it
+        path = f"docs/spec-{i}.md"
+        call(turn, "Read", {"file_path": path}, f"# Spec {i}\nThe limit for part {i} is {10 * i}.")
+        turn += 1
+    kept = " ".join(_REVIEW_ASKS[i][0] for i in range(0, restates, 2))
+    summary = (
+        f"Summary of the work so far: the agent read the specs and searched the modules. {kept}"
+    )
+    add(
+        turn,
+        "compaction",
+        text=summary,
+        compaction=Compaction(tokens_before=180_000, tokens_after=12_000, compactor="sum-v2.0"),
+    )
+    compaction_turn = turn
+    turn += 1
+    for i in range(repeats):
+        path = f"docs/spec-{i}.md"
+        at = compaction_turn + 1 + i % 5
+        call(at, "Read", {"file_path": path}, f"# Spec {i}\nThe limit for part {i} is {10 * i}.")
+    turn = compaction_turn + 6
+    for i in range(restates):
+        add(turn, "user_message", text=_REVIEW_ASKS[i][1])
+        turn += 1
+    pad(padding - before)
+    return out
+
+
+def write_events(path: Path, events: list[Any]) -> list[dict[str, Any]]:
+    """Write events as our JSONL; return each session's provenance span in that file."""
+    from monitor.events import encode
+
+    spans: dict[str, dict[str, Any]] = {}
+    with open(path, "wb") as fh:
+        for line, event in enumerate(events, start=1):
+            fh.write(encode(event) + b"\n")
+            span = spans.setdefault(
+                event.session_id,
+                {"session_id": event.session_id, "file": str(path), "first_line": line},
+            )
+            span["last_line"] = line
+    return list(spans.values())
+
+
+def record_sources(url: str, spans: list[dict[str, Any]]) -> None:
+    """Record file spans as ``sessions.sources`` the way a provenance-keeping replay does, adding
+    the column where the store predates it. Sessions whose sources are set keep them."""
+    from sqlalchemy import JSON, String, column, inspect, table, update
+
+    from monitor.store.db import make_engine
+
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            if not any(c["name"] == "sources" for c in inspect(conn).get_columns("sessions")):
+                kind = "JSONB" if conn.dialect.name == "postgresql" else "JSON"
+                conn.exec_driver_sql(f"ALTER TABLE sessions ADD COLUMN sources {kind}")
+            sessions = table("sessions", column("session_id", String), column("sources", JSON))
+            for span in spans:
+                value = [{k: v for k, v in span.items() if k != "session_id"}]
+                conn.execute(
+                    update(sessions)
+                    .where(sessions.c.session_id == span["session_id"])
+                    .where(sessions.c.sources.is_(None))
+                    .values(sources=value)
+                )
+    finally:
+        engine.dispose()
+
+
+def fill_review_store(
+    url: str, directory: Path, sessions: list[list[Any]], week: str = "2026-W48"
+) -> list[dict[str, Any]]:
+    """Replay sessions (one JSONL file) into the store at ``url`` with ``monitor replay``,
+    record their provenance, and queue the week with ``monitor sample`` (which captures the
+    transcripts); return the week's items."""
+    import contextlib
+    import io
+    import json
+
+    from monitor.cli import main
+    from monitor.store.db import upgrade
+
+    upgrade(url)
+    path = directory / "review-sessions.jsonl"
+    spans = write_events(path, [e for s in sessions for e in s])
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        if main(["replay", str(path), "--db", url, "--no-progress"]) != 0:
+            raise RuntimeError(f"replay failed: {quiet.getvalue()}")
+        record_sources(url, spans)
+        start = quiet.tell()
+        if main(["sample", "--week", week, "--db", url, "--json"]) != 0:
+            raise RuntimeError(f"sample failed: {quiet.getvalue()}")
+    out = quiet.getvalue()[start:]
+    items: list[dict[str, Any]] = json.loads(out[out.index("{") :].splitlines()[0])["items"]
+    return items
+
+
+# --- HTTP against a page under test ------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: Any
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def call(
+    base: str,
+    method: str,
+    path: str,
+    headers: dict[str, str] | None = None,
+    body: bytes | None = None,
+    *,
+    context: Any = None,
+) -> Reply:
+    """One HTTP request that follows no redirect (``http.client``)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    conn: http.client.HTTPConnection
+    if parts.scheme == "https":
+        conn = http.client.HTTPSConnection(
+            parts.hostname or "", parts.port, timeout=30, context=context
+        )
+    else:
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        return Reply(r.status, r.headers, r.read())
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def running(app: Any, ssl_context: Any = None) -> Iterator[str]:
+    """Serve an aiohttp application on a free loopback port from a thread; yield its base URL.
+    Stopped (and its port freed) when the block ends."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    port = free_port()
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", port, ssl_context=ssl_context)
+    loop.run_until_complete(site.start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"{'https' if ssl_context else 'http'}://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+@contextlib.contextmanager
+def serving(url: str, tokens: str, cwd: Path, timeout_s: float = 30.0) -> Iterator[str]:
+    """``monitor serve --db URL --host 127.0.0.1 --port P`` in a child process with
+    ``MONITOR_REVIEW_TOKENS=tokens``; yield its base URL, stop it by PID afterwards. Its output
+    goes to ``cwd/serve.log``."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
+    env["MONITOR_REVIEW_TOKENS"] = tokens
+    log_path = cwd / "serve.log"
+    log = open(log_path, "ab")  # noqa: SIM115 - the child owns it; closed when the child ends
+    try:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "monitor",
+                "serve",
+                "--db",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            env=env,
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        log.close()
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"monitor serve exited: {log_path.read_text()[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"monitor serve did not listen within {timeout_s} s")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_pid(proc)

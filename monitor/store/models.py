@@ -128,3 +128,44 @@ class IntakeItem(Base):
         Index("ix_intake_items_week", "week"),
         Index("ix_intake_items_status_id", "status", "id"),
     )
+
+
+class TranscriptRow(Base):
+    """An intake item's session events, captured (redacted, capped) when it was sampled, so the
+    review page has the conversation after the source file or topic is gone.
+
+    ``item_id`` (here and in ``intake_actions``) names an ``intake_items`` row without a foreign
+    key: the application never deletes items, and maintenance that empties the queue with
+    ``TRUNCATE intake_items`` should not have to know about the review tables.
+    """
+
+    __tablename__ = "intake_transcripts"
+
+    item_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    session_id: Mapped[str] = mapped_column(String(256))
+    #: captured | partial | gone | not_recorded | unavailable (see ``monitor/capture.py``)
+    status: Mapped[str] = mapped_column(String(16))
+    events: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
+    omitted: Mapped[int] = mapped_column(Integer, default=0)
+    sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    notes: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    captured_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ReviewActionRow(Base):
+    """One reviewer action on an intake item, in order: the record of who did what, and the
+    source the review state (each candidate's verdict and edits) is folded from."""
+
+    __tablename__ = "intake_actions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    item_id: Mapped[int] = mapped_column(BigId)
+    reviewer: Mapped[str] = mapped_column(String(128))
+    action: Mapped[str] = mapped_column(String(16))
+    entry_id: Mapped[str | None] = mapped_column(String(128))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    #: True when the action overrode another reviewer's claim.
+    override: Mapped[bool] = mapped_column(Boolean, default=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_intake_actions_item_id_id", "item_id", "id"),)

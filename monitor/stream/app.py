@@ -109,7 +109,12 @@ def create_app(
     )
     register_expiry(app, declared, tables, cfg, settings.expiry_interval_s, metrics)
     schedule.register_intake(
-        app, maker, settings.intake_cron, metrics, intake_publisher(app, settings)
+        app,
+        maker,
+        settings.intake_cron,
+        metrics,
+        intake_publisher(app, settings),
+        capture=schedule.intake_capture(maker, settings),
     )
     schedule.register_intake_freshness(app, maker, metrics)
     if settings.web_port > 0:

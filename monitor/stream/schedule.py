@@ -5,6 +5,9 @@ ISO week); ``register_intake`` only schedules it. It runs on the leader alone, s
 workers queues one sample; ``run_week`` is idempotent and locks the week on Postgres, so a
 leader change mid-run or a hand-run ``monitor sample`` still adds nothing twice.
 
+After queueing, the week's items get their transcripts captured from the input topic
+(``monitor.capture``); a capture that fails is logged, and the next run tries again.
+
 With ``intake_topic`` set, the worker also publishes each new item (its ``monitor intake show``
 document, draft included) to that topic, keyed by session id, for downstream tools. The database
 queue stays the record: a failed publication is logged and not retried, and items queued by a
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     import faust
     from sqlalchemy.orm import Session, sessionmaker
 
+    from monitor.config import Settings
     from monitor.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -42,13 +46,30 @@ def check_cron(expression: str) -> None:
         raise ValueError(f"invalid crontab expression for intake_cron: {expression!r}")
 
 
+Capture = Callable[[str], object]
+
+
+def intake_capture(maker: sessionmaker[Session], settings: Settings) -> Capture:
+    """Captures the transcripts of a week's items that have none yet (``monitor.capture``)."""
+    from monitor.capture import capture_pending, readers_for
+
+    readers = readers_for(settings)
+
+    def capture(week: str) -> object:
+        return capture_pending(maker, readers, week=week, redact=settings.redact)
+
+    return capture
+
+
 def run_intake(
     maker: sessionmaker[Session],
     metrics: Metrics | None = None,
     now: datetime | None = None,
     n: int = INTAKE_SIZE,
+    capture: Capture | None = None,
 ) -> list[int]:
-    """Queue the previous ISO week's sample (one transaction); return the new item ids."""
+    """Queue the previous ISO week's sample (one transaction), then capture its transcripts;
+    return the new item ids."""
     from monitor.sampling import previous_week, run_week
 
     now = now or datetime.now(UTC)
@@ -58,6 +79,11 @@ def run_intake(
     if metrics is not None:
         metrics.observe_intake(len(ids), now)
     log.info("fixture intake for %s: %d new item(s)", week, len(ids))
+    if capture is not None:
+        try:
+            log.info("transcripts for %s: %s", week, capture(week))
+        except Exception:
+            log.exception("capturing the transcripts of %s failed; the next run tries again", week)
     return ids
 
 
@@ -77,6 +103,7 @@ def intake_trigger(
     metrics: Metrics | None = None,
     publish: Publish | None = None,
     now: Callable[[], datetime] | None = None,
+    capture: Capture | None = None,
 ) -> Any:
     """The scheduled coroutine: ``run_intake`` off the event loop, then ``publish`` the new
     items. A failure is logged, not raised (a crashed timer would stop the worker); ``monitor
@@ -85,7 +112,7 @@ def intake_trigger(
     async def weekly_intake() -> None:
         try:
             at = now() if now is not None else None
-            ids = await asyncio.to_thread(run_intake, maker, metrics, at)
+            ids = await asyncio.to_thread(run_intake, maker, metrics, at, INTAKE_SIZE, capture)
         except Exception:
             log.exception("fixture intake failed; run `monitor sample` for the previous week")
             return
@@ -105,12 +132,13 @@ def register_intake(
     cron: str,
     metrics: Metrics | None = None,
     publish: Publish | None = None,
+    capture: Capture | None = None,
 ) -> Any:
     """Schedule the intake on the leader at ``cron`` (UTC); an empty ``cron`` schedules none."""
     if not cron:
         return None
     check_cron(cron)
-    trigger = intake_trigger(maker, metrics, publish)
+    trigger = intake_trigger(maker, metrics, publish, capture=capture)
     return app.crontab(cron, timezone=UTC, on_leader=True)(trigger)
 
 

@@ -89,6 +89,30 @@ def test_run_intake_queues_last_week_once(maker: sessionmaker[Session]) -> None:
     assert _queued(maker) == queued
 
 
+def test_run_intake_captures_the_new_items_transcripts(
+    maker: sessionmaker[Session], caplog: pytest.LogCaptureFixture
+) -> None:
+    from monitor.store.models import TranscriptRow
+    from monitor.stream.schedule import intake_capture
+
+    lo, _ = parse_week(previous_week(NOW))
+    _store_week(maker, lo, 30, "cap")
+    ids = run_intake(maker, now=NOW, n=5, capture=intake_capture(maker, Settings()))
+    with maker() as s:
+        stored = {r.item_id: r for r in s.scalars(select(TranscriptRow))}
+    assert len(ids) == 5 and set(ids) <= set(stored)
+    # Stored without provenance here, so nothing can be read back, and the page will say so.
+    assert {stored[i].status for i in ids} == {"not_recorded"}
+
+    def broken(week: str) -> object:
+        raise RuntimeError("broker down")
+
+    with caplog.at_level(logging.ERROR, logger="monitor.stream.schedule"):
+        more = run_intake(maker, now=NOW, n=8, capture=broken)
+    assert len(more) == 3  # queued all the same
+    assert "capturing the transcripts" in caplog.text
+
+
 def test_a_failing_intake_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     engine = make_engine(f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/test")
     try:
