@@ -503,7 +503,7 @@ def _export_fixtures(args: argparse.Namespace, settings: Settings) -> int:
     from monitor.store.intake import list_items
 
     out = Path(args.out)
-    with _maker_for(args, settings)() as session:
+    with _maker(args, settings)() as session:
         if args.id is not None:
             ids = [args.id]
         else:
@@ -511,14 +511,15 @@ def _export_fixtures(args: argparse.Namespace, settings: Settings) -> int:
         try:
             docs = [fixture.document(session, i) for i in ids]
         except ReviewError as exc:
-            sys.stderr.write(f"error: {exc}\n")
-            return 1
+            raise Fatal(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
     for doc in docs:
         path = out / fixture.file_name(doc)
         path.write_bytes(fixture.dumps(doc))
         sys.stdout.write(f"{path}\n")
-    return 0
+    if not docs:
+        _say("no accepted intake items match")
+    return OK
 
 
 # --- the review page ----------------------------------------------------------------------------
@@ -537,17 +538,18 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     try:
         reviewers = parse_tokens(spec)
     except ValueError as exc:
-        raise SystemExit(f"error: {exc}") from None
+        raise Fatal(str(exc), USAGE) from None
     if not reviewers.names:
-        raise SystemExit(
-            "error: no reviewers configured; set MONITOR_REVIEW_TOKENS=alice:TOKEN,bob:TOKEN "
-            "or review_tokens in the config file"
+        raise Fatal(
+            "no reviewers configured; set MONITOR_REVIEW_TOKENS=alice:TOKEN,bob:TOKEN "
+            "or review_tokens in the config file",
+            USAGE,
         )
     url = _db_url(args, settings)
-    engine = _engine_for(url, migrate_sqlite=True)
+    engine = _open_store(url, create=False)
     if not inspect(engine).has_table("intake_actions"):
-        raise SystemExit(
-            f"error: {mask_url(url)} predates the review tables; run `monitor db upgrade --db URL`"
+        raise Fatal(
+            f"{mask_url(url)} predates the review tables; run `monitor db upgrade --db URL`"
         )
     trust = settings.review_trust_proxy
     serve(make_sessionmaker(engine), reviewers, args.host, args.port, trust_proxy=trust)

@@ -397,7 +397,20 @@ def test_sampling_captures_what_the_provenance_names(
         assert main(["sample", "--week", "2026-W48", "--n", str(n), "--db", store_url]) == 0
         return capsys.readouterr().err
 
-    # A store without the provenance column: sampling works, and says nothing was recorded.
+    engine = make_engine(store_url)
+    try:
+        with make_sessionmaker(engine).begin() as s:
+            from monitor.store.models import SessionRow
+
+            # The replay recorded each session's span of the file, as the capture reads it.
+            recorded = {r.session_id: r.sources for r in s.scalars(select(SessionRow))}
+            for sp in spans:
+                want = {k: v for k, v in sp.items() if k != "session_id"}
+                assert recorded[sp["session_id"]] == [want]
+            # Rows written before provenance was recorded have none.
+            s.execute(SessionRow.__table__.update().values(sources=None))
+    finally:
+        engine.dispose()
     assert "transcripts: 1 not recorded" in sample(1)
     record_sources(store_url, spans)
     assert "transcripts: 1 captured" in sample(2)

@@ -18,7 +18,8 @@ EXAMPLES = ROOT / "examples" / "sessions.jsonl.gz"
 @pytest.mark.slow
 def test_the_queue_is_shown_to_a_reviewer_and_to_nobody_else(pg_url: str, tmp_path: Path) -> None:
     assert main(["db", "upgrade", "--db", pg_url]) == 0
-    assert main(["replay", str(EXAMPLES), "--db", pg_url, "--no-progress"]) == 0
+    # The examples end in two deliberately bad lines: the run finishes, skipping them (3).
+    assert main(["replay", str(EXAMPLES), "--db", pg_url, "--no-progress"]) == 3
     assert main(["sample", "--week", "2026-W48", "--db", pg_url]) == 0
     from monitor.store.db import make_engine, make_sessionmaker
     from monitor.store.intake import list_items
@@ -59,8 +60,13 @@ def test_serve_binds_to_loopback_by_default() -> None:
     ],
 )
 def test_serve_refuses_to_start_without_good_reviewers(
-    tokens: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tokens: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("MONITOR_REVIEW_TOKENS", tokens)
-    with pytest.raises(SystemExit, match=message):
-        main(["serve", "--db", f"sqlite:///{tmp_path}/x.db", "--port", str(free_port())])
+    code = main(["serve", "--db", f"sqlite:///{tmp_path}/x.db", "--port", str(free_port())])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1

@@ -92,8 +92,23 @@ _PRAISE: Final = re.compile(
     r"awesome|amazing|excellent|lovely|clean|clear|wonderful|much better)\b"
 )
 _OWN_PLAN: Final = re.compile(r"^i\s+(?:will|would|am going to|am gonna|can|could|shall|might)\b")
-_PRAISE_WORDS: Final = frozenset({"good", "great", "fine", "sense", "perfect", "nice", "thanks",
-                                  "awesome", "excellent", "lovely", "brilliant", "cool", "works"})
+_PRAISE_WORDS: Final = frozenset(
+    {
+        "good",
+        "great",
+        "fine",
+        "sense",
+        "perfect",
+        "nice",
+        "thanks",
+        "awesome",
+        "excellent",
+        "lovely",
+        "brilliant",
+        "cool",
+        "works",
+    }
+)
 #: Longest acknowledgement opening with "ok", "great" … (words).
 _ACK_WORDS: Final = 6
 #: Auxiliaries that open only a question, whatever follows ("did", "is"); "do", "can",
@@ -346,8 +361,10 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= DIRECTED
     if _OWN_PLAN.match(joined):
         form |= OWN_PLAN
-    if len(ws) <= _ACK_WORDS and any(w in _PRAISE_WORDS for w in ws) and not (
-        form & (OBLIGATION | NEGATED_START | DIRECTED)
+    if (
+        len(ws) <= _ACK_WORDS
+        and any(w in _PRAISE_WORDS for w in ws)
+        and not (form & (OBLIGATION | NEGATED_START | DIRECTED))
     ):
         form |= ACK  # "that output makes sense", "looks good, carry on"
     if first in lx.VERBS or (first in lx.NEGATORS and second) or first == "do":

@@ -8,9 +8,8 @@ Create Date: 2026-12-03 18:00:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision: str = "c18a0c0de002"
 down_revision: str | Sequence[str] | None = "b19a0c0de001"
