@@ -258,6 +258,10 @@ def _user(ctx: _Ctx) -> Iterator[Item]:
         yield _compaction(ctx, text_of(content))
         return
     if record.get("isMeta") is True:
+        # Written into the user role by the client (caveats, expanded skill bodies).
+        meta_text = text_of(content).strip()
+        if meta_text:
+            yield ctx.event("user_message", ":meta", text=cap(meta_text), origin="harness")
         return
     s = ctx.session
     for index, block in content_blocks(message):
@@ -275,6 +279,8 @@ def _user(ctx: _Ctx) -> Iterator[Item]:
                     is_error=is_error if isinstance(is_error, bool) else None,
                 ),
             )
+    for index, (origin, injected) in enumerate(_injected_parts(content)):
+        yield ctx.event("user_message", f":inj{index}", text=cap(injected), origin=origin)
     text = _human_text(content)
     if not text:
         return
@@ -304,6 +310,47 @@ def _human_text(content: object) -> str:
         return ""
     kept = [p for p in parts if p.strip() and not p.lstrip().startswith(NOT_HUMAN_PREFIXES)]
     return "\n".join(kept).strip()
+
+
+#: Wrappers of a local command's own output (the rest are the client's context or hooks).
+_COMMAND_OUTPUT: Final = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<bash-input>",
+)
+_INTERRUPT: Final = "[Request interrupted by user"
+
+
+def _injected_parts(
+    content: object,
+) -> list[tuple[Literal["harness", "command", "interrupt"], str]]:
+    """The client-written parts of a user record, with their origin: what the human did not
+    type, kept as events so the detectors can count them, and a retry after an interrupt be
+    told from a restatement."""
+    if isinstance(content, str):
+        parts = [content]
+    elif isinstance(content, list):
+        parts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+    else:
+        return []
+    out: list[tuple[Literal["harness", "command", "interrupt"], str]] = []
+    for part in parts:
+        head = part.lstrip()
+        if not head.startswith(NOT_HUMAN_PREFIXES):
+            continue
+        if head.startswith(_INTERRUPT):
+            out.append(("interrupt", head))
+        elif head.startswith(_COMMAND_OUTPUT):
+            out.append(("command", head))
+        else:
+            out.append(("harness", head))
+    return out
 
 
 def _compaction(ctx: _Ctx, text: str | None) -> Event:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from monitor.adapters.base import (
     MAX_RESULT_CHARS,
@@ -49,6 +49,14 @@ MODEL_OUTPUT: Final = frozenset(
         "web_search_call",
     }
 )
+#: Openings of the context Codex writes into the user role itself.
+INJECTED_PREFIXES: Final = (
+    "# AGENTS.md",
+    "<environment_context>",
+    "<user_instructions>",
+    "<INSTRUCTIONS>",
+    "<user_shell_command>",
+)
 #: ``response_item`` types that return a tool's output to the model.
 TOOL_OUTPUT: Final = frozenset(
     {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
@@ -80,8 +88,10 @@ class _State:
         tool: Tool | None = None,
         compaction: Compaction | None = None,
         attrs: dict[str, str] | None = None,
+        origin: Literal["harness"] | None = None,
     ) -> Event:
         return Event(
+            origin=origin,
             event_id=clip_id(event_id),
             session_id=self.session_id,
             turn=self.turn,
@@ -180,7 +190,12 @@ def _model_output(
 ) -> Iterator[Event]:
     ptype = payload["type"]
     if ptype == "message" and payload.get("role") != "assistant":
-        return  # user/developer items repeat injected context; user text comes from event_msg
+        # User text comes from event_msg; these items repeat it, or carry context the
+        # harness injected (AGENTS.md, the environment), which is kept, marked as such.
+        injected = text_of(payload.get("content"), "input_text").strip()
+        if injected.startswith(INJECTED_PREFIXES):
+            yield state.event(base, ts, "user_message", text=cap(injected), origin="harness")
+        return
     if not state.in_step:
         state.turn += 1
         state.in_step = True

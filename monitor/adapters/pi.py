@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from monitor.adapters.base import (
     MAX_RESULT_CHARS,
@@ -33,7 +33,10 @@ from monitor.events import Compaction, Event, Tool
 
 AGENT: Final = "pi"
 #: Records that change settings or mark the session; they carry no event of their own.
-IGNORED_TYPES: Final = frozenset({"session", "model_change", "thinking_level_change", "label"})
+#: ``custom`` entries hold an extension's own state: nothing the model or the user said.
+IGNORED_TYPES: Final = frozenset(
+    {"session", "model_change", "thinking_level_change", "label", "custom"}
+)
 #: ``message`` roles with no detector meaning: ``bashExecution`` is the human running ``!cmd``.
 IGNORED_ROLES: Final = frozenset({"bashExecution"})
 _UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -82,6 +85,9 @@ def _record(state: _State, record: dict[str, Any], number: int) -> Iterator[Item
             state.attrs["model"] = model
     if rtype in IGNORED_TYPES:
         return
+    if rtype == "custom_message":
+        yield from _custom_message(state, record, number)
+        return
     if rtype not in ("message", "compaction"):
         yield Problem(state.source, number, f"unknown_record:{rtype[:40]}", severity="skipped")
         return
@@ -115,6 +121,20 @@ def _record(state: _State, record: dict[str, Any], number: int) -> Iterator[Item
         yield Problem(state.source, number, reason, severity="skipped")
 
 
+def _custom_message(state: _State, record: dict[str, Any], number: int) -> Iterator[Item]:
+    """An extension's message into the conversation (context, reminders): in the user role
+    but written by the harness, so it is kept marked as such."""
+    ts = parse_ts(record.get("timestamp"))
+    if ts is None:
+        yield Problem(state.source, number, "schema", "custom_message without a valid timestamp")
+        return
+    text = text_of(record.get("content")).strip()
+    if text:
+        entry = string(record.get("id"))
+        base = clip_id(f"{state.session_id}:{entry}" if entry else f"{state.session_id}:L{number}")
+        yield _event(state, base, ts, "user_message", text=cap(text), origin="harness")
+
+
 def _str_number(value: object) -> str | None:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -128,6 +148,7 @@ def _event(
     text: str | None = None,
     tool: Tool | None = None,
     attrs: dict[str, str] | None = None,
+    origin: Literal["harness"] | None = None,
 ) -> Event:
     return Event(
         event_id=event_id,
@@ -138,6 +159,7 @@ def _event(
         text=text,
         tool=tool,
         attrs=dict(attrs if attrs is not None else state.attrs),
+        origin=origin,
     )
 
 

@@ -143,7 +143,17 @@ def test_client_written_user_records_are_not_human_messages() -> None:
             user("h1", [{"type": "text", "text": "did you push?"}]),
         )
     )
-    assert [(e.kind, e.text) for e in out] == [("user_message", "did you push?")]
+    typed = [(e.kind, e.text) for e in out if e.origin is None]
+    assert typed == [("user_message", "did you push?")]
+    assert [(e.text, e.origin) for e in out if e.origin is not None] == [
+        ("<skill body>", "harness"),
+        ("<command-name>/compact</command-name>", "harness"),
+        ("<local-command-stdout>Compacted</local-command-stdout>", "command"),
+        ("[Request interrupted by user for tool use]", "interrupt"),
+        ("<task-notification>\n<task-id>b0be39e</task-id>", "harness"),
+    ]
+    # Client-written records take no turn of their own: the typed message is the first.
+    assert out[-1].turn == 1
 
 
 def test_sidechain_agent_file_is_its_own_session_linked_to_parent() -> None:

@@ -89,6 +89,10 @@ def test_session_user_text_calls_and_steps() -> None:
         )
     )
     assert {e.session_id for e in out} == {SID}
+    # The environment block Codex writes into the user role is kept, marked as the harness's.
+    injected = [e for e in out if e.origin == "harness"]
+    assert [(e.kind, e.text) for e in injected] == [("user_message", "<environment_context>")]
+    out = [e for e in out if e.origin is None]
     assert [(e.kind, e.turn) for e in out] == [
         ("user_message", 1),
         ("tool_call", 2),
