@@ -38,7 +38,7 @@ import corpus
 from monitor.detect import scorer as sc
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
-from monitor.detect.pairs import FEATURES, changes_value, features, opposite
+from monitor.detect.pairs import FEATURES, changes_value, features, opposite, thin
 from monitor.detect.restatements import instructions_in, scored
 
 CLASS_INDEX = {c: i for i, c in enumerate(sc.CLASSES)}
@@ -76,11 +76,10 @@ def with_cross_pairs(rows: list[dict[str, Any]], seed: int) -> list[dict[str, An
     return out
 
 
-#: The last element of a training vector: 1.0 when a gate (``pairs.opposite``,
-#: ``pairs.changes_value``) holds for the pair (its P(same) is 0 whatever the model says); cut
-#: off before the model sees the vector.
 def featurise(rows: list[dict[str, Any]], cfg: DetectConfig) -> list[list[list[float]]]:
-    """Per message pair, the feature vectors of its candidate span pairs (plus the gate)."""
+    """Per message pair, the feature vectors of its candidate span pairs. Each ends in one more
+    element: 1.0 when a gate (``pairs.opposite``, ``changes_value``, ``thin``) holds for the pair,
+    so its P(same) is 0 whatever the model says; it is cut off before the model sees it."""
     out = []
     for row in rows:
         history = instructions_in(row["earlier"], 0, cfg)
@@ -89,7 +88,11 @@ def featurise(rows: list[dict[str, Any]], cfg: DetectConfig) -> list[list[list[f
             [
                 [
                     *features(ins.unit, u, m.cues, kind),
-                    float(opposite(ins.unit, u) or changes_value(ins.unit, u, m.cues)),
+                    float(
+                        opposite(ins.unit, u)
+                        or changes_value(ins.unit, u, m.cues)
+                        or thin(ins.unit, u)
+                    ),
                 ]
                 for ins, u, kind in scored(history, m, 1)
             ]

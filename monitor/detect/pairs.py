@@ -315,6 +315,18 @@ def opposite(e: Unit, l_: Unit) -> bool:
     return turned != (_clashes(e, l_) % 2 == 1)
 
 
+def thin(e: Unit, l_: Unit) -> bool:
+    """Whether the later span is too thin to restate the earlier one: a single plain word
+    ("investigate") can name an instruction's topic but not the instruction, unless the
+    instruction itself is one word of content ("No emojis"). A name or a value is specific
+    enough alone ("Stay on release/4.2")."""
+    if any(w >= un.NAME for w in l_.weights):
+        return False
+    content_l = sum(1 for w in l_.weights if w > un.GENERIC)
+    content_e = sum(1 for w in e.weights if w > un.GENERIC)
+    return content_l < 2 and content_e >= 2
+
+
 def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     """Whether ``l_`` gives ``e`` with a value changed: a number of one that the other lacks on
     both sides, a name or value of one replaced by another ("use Postgres" / "use MySQL"), one

@@ -30,7 +30,7 @@ from monitor.detect import scorer as sc
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
 from monitor.detect.lang.units import Message, Unit
-from monitor.detect.pairs import FEATURES, changes_value, features, opposite
+from monitor.detect.pairs import FEATURES, changes_value, features, opposite, thin
 
 #: Restatements listed per message, best first (the flag's evidence).
 MAX_LISTED: Final = 5
@@ -203,6 +203,8 @@ def judge(
     for ins, u, kind in scored(history, m, turn):
         x = features(ins.unit, u, m.cues, kind)
         p_same, p_contra = model.probabilities(x)
+        if thin(ins.unit, u):
+            p_same = 0.0
         turned = opposite(ins.unit, u)
         if turned or changes_value(ins.unit, u, m.cues):
             p_same = 0.0

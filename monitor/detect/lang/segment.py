@@ -37,7 +37,8 @@ _LOG_LINE: Final = re.compile(
     r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}\b|"
     r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)(?:\]|:)|"
     r"\[[a-z0-9][\w.:/-]{0,39}\]\s|(?:[A-Z]\w*)?(?:Error|Exception)\b:|npm (?:ERR|WARN)!|"
-    r"(?:remote|fatal|error|warning|hint):\s)"
+    r"(?:remote|fatal|error|warning|hint):\s|unknown (?:command|flag|option|shorthand flag)\b|"
+    r"command not found\b|no such file or directory\b|permission denied\b|did you mean this\?)"
 )
 #: A terminal prompt ("➜ repo git:(main)", "$ npm test", "user@host:~$ ", ">>> ").
 _PROMPT: Final = re.compile(
@@ -117,7 +118,8 @@ _CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-{1,2}\s+|\s*:\s+(?=[A-Za-z])")
 #: ("…, and don't merge it"), "but".
 _CLAUSE_COMMA: Final = re.compile(
     r",\s*(?=(?:not|no|never|nothing|none)\b)|"
-    r",?\s+(?:because|since|so that|so|otherwise|or else)\s+(?=\w)|"
+    r",?\s+(?:because|since|so that|otherwise|or else)\s+(?=\w)|"
+    r",?\s+so\s+(?=(?:i|we|you|they|he|she|it|that|the|this|there)\b)|"
     r",\s+(?:and\s+|but\s+)?(?=(?:i|we|you|they|he|she|it)'(?:ll|d|m|re|ve|s)\b|"
     r"(?:i|we|you|they|he|she|it|this|that|the|our|my|their|its)\b"
     r"(?:\s+\w+){0,3}?\s+(?:is|are|was|were|will|would|can|could|should|must|need|needs|have|has"

@@ -91,6 +91,10 @@ _PRAISE: Final = re.compile(
     r"reads|sounds|works|worked)\s+(?:\w+\s+)?(?:great|good|perfect|fine|nice|better|right|correct|"
     r"awesome|amazing|excellent|lovely|clean|clear|wonderful|much better)\b"
 )
+_INTERJECTIONS: Final = lx.word_set("""
+fuck fucking fuckin damn dammit shit hell wtf omg ugh argh lol lmao rofl jeez god geez whoa wow
+yikes oops hmm huh meh ah oh bruh dude man sigh nope yep
+""")
 _OWN_PLAN: Final = re.compile(r"^i\s+(?:will|would|am going to|am gonna|can|could|shall|might)\b")
 _PRAISE_WORDS: Final = frozenset(
     {
@@ -332,10 +336,10 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     third = body[2] if len(body) > 2 else ""
     if (
         first in _POLITE_AUX
-        and (second in lx.SUBJECTS or second in _DETERMINERS)
+        and (second in ("you", "u") or (second in _DETERMINERS and "be" in body))
         and third not in lx.ASKING_VERBS
     ):
-        form |= POLITE  # "could the p-values be reported …?", "can we keep it short?"
+        form |= POLITE  # "could you …", "could the p-values be reported?" ("can we …?" asks)
     elif first == "do" and (second in lx.SUBJECTS or second in _DETERMINERS):
         form |= QUESTION
     if len(ws) > 3 and ws[-1] in _TAG_QUESTION and first in lx.SUBJECTS:
@@ -379,6 +383,8 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= PAST
     if _WANT.match(joined):
         form |= WANT
+    if all(w in _INTERJECTIONS or w in lx.STOPWORDS for w in ws):
+        form |= ACK  # "fucking hell", "omg", "ugh lol": an outburst, not an instruction
     return form
 
 
