@@ -252,6 +252,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
             text = (event.text or "")[: cfg.max_text_chars]
             fp = _text_fp(text)
             changes["last_user_fp"] = fp
+            changes["last_user_turn"] = event.turn
             changes["work_since_user"] = False
             changes["interrupted"] = False
             if fp == meta.last_user_fp and meta.interrupted and not meta.work_since_user:
@@ -259,7 +260,12 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                 # between: a retry, not a restatement.
                 changes["retries"] = meta.retries + 1
             else:
-                verdict = judge(instructions.items, text, event.turn, cfg)
+                history = instructions.items
+                if meta.interrupted and not meta.work_since_user:
+                    # Re-sent, edited, right after an interrupt: what the previous message
+                    # asked has not been acted on, so it cannot have been forgotten.
+                    history = tuple(i for i in history if i.turn < meta.last_user_turn)
+                verdict = judge(history, text, event.turn, cfg)
                 if verdict.restated:
                     flag = _restatement_flag(event, meta, attrs, verdict.restated, cfg)
                     flags.append(flag)

@@ -69,6 +69,8 @@ class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     work_since_user: bool = False
     #: An interrupt marker came after the last typed user message.
     interrupted: bool = False
+    #: Turn of the last typed user message.
+    last_user_turn: int = -1
 
     @property
     def last_compaction(self) -> int | None:
