@@ -64,6 +64,14 @@ class Candidate:
     restate_flags: int = 0
     #: Flags whose evidence spans a compaction (every repeat; restatements across one).
     spanning_flags: int = 0
+    #: Restatement flags with a compaction between the two turns.
+    restate_spanning: int = 0
+
+    @property
+    def spans(self) -> bool:
+        """Whether any of its evidence spans a compaction: a repeated call always does, a
+        restatement only with a compaction between the two turns (the weaker tier without)."""
+        return self.repeat_flags > 0 or self.restate_spanning > 0
 
     @property
     def signals(self) -> frozenset[str]:
@@ -211,12 +219,14 @@ def _pg_hash(data: bytes, seed: int) -> int:
     return (b << 32) | c
 
 
-def rank(c: Candidate, seed: str, w: float | None = None) -> tuple[bool, float, str]:
-    """Sort key, highest first: incident tier, then the A-Res key ``ln(u) / weight``.
+def rank(c: Candidate, seed: str, w: float | None = None) -> tuple[bool, bool, float, str]:
+    """Sort key, highest first: incident tier, then evidence that spans a compaction ahead of
+    restatements without one, then the A-Res key ``ln(u) / weight``.
 
     The session id breaks exact ties (descending), so the order is total.
     """
-    return (c.incident, math.log(uniform(seed, c.session_id)) / (w or weight(c)), c.session_id)
+    key = math.log(uniform(seed, c.session_id)) / (w or weight(c))
+    return (c.incident, c.spans, key, c.session_id)
 
 
 def choose(
@@ -278,8 +288,8 @@ def _pick(c: Candidate, seed: str, swapped: bool) -> Pick:
     parts = components(c)
     w = weight(c)
     reason: dict[str, Any] = {
-        "tier": "incident" if c.incident else "evidence",
-        "key": round(rank(c, seed, w)[1], 9),
+        "tier": "incident" if c.incident else "evidence" if c.spans else "unspanned",
+        "key": round(rank(c, seed, w)[2], 9),
         "weight": round(w, 6),
         "components": parts,
         "signals": sorted(c.signals),
@@ -339,7 +349,9 @@ def run_week(session: Session, week: str, n: int = 20, *, seed: str | None = Non
     return intake.add_items(session, week, picks, drafts)
 
 
-_COLUMNS: Final = "session_id, incident, compactions, turns, repeat_flags, restate_flags"
+_COLUMNS: Final = (
+    "session_id, incident, compactions, turns, repeat_flags, restate_flags, restate_spanning"
+)
 #: Extra condition when only carriers of one signal are wanted.
 _CARRIES: Final = {
     "": "",
@@ -355,6 +367,7 @@ _PG_TOP: Final = f"""
       {{signal}}
       AND s.session_id NOT IN (SELECT i.session_id FROM intake_items i)
     ORDER BY s.incident DESC,
+      (s.repeat_flags > 0 OR s.restate_spanning > 0) DESC,
       ln(((hashtextextended(s.session_id COLLATE "C", CAST(:seed AS bigint)) & {_U_MASK})::float8
           + 0.5::float8) / {_U_SPAN!r}::float8)
       / (1.0::float8
@@ -388,6 +401,7 @@ def _bound(row: Row[Any]) -> Candidate:
         repeat_flags=row.repeat_flags,
         restate_flags=row.restate_flags,
         spanning_flags=row.repeat_flags + row.restate_flags,
+        restate_spanning=row.restate_spanning,
     )
 
 
@@ -398,7 +412,7 @@ def _top(
     seed: str,
     size: int,
     signal: str = "",
-) -> tuple[list[Candidate], tuple[bool, float, str] | None]:
+) -> tuple[list[Candidate], tuple[bool, bool, float, str] | None]:
     """The best ``size`` candidates by upper-bound rank, and the rank of the last one when the
     query was cut (every candidate left out ranks at most that), else None."""
     params: dict[str, Any] = {"lo": lo, "hi": hi, "seed": seed_value(seed), "size": size}
@@ -427,6 +441,7 @@ def _exact(session: Session, bounds: Sequence[Candidate]) -> dict[str, Candidate
             repeat_flags=c.repeat_flags,
             restate_flags=c.restate_flags,
             spanning_flags=spanning.get(c.session_id, 0),
+            restate_spanning=c.restate_spanning,
         )
         for c in bounds
     }

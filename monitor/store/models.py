@@ -60,6 +60,10 @@ class SessionRow(Base):
     compactions: Mapped[int] = mapped_column(Integer, default=0)
     repeat_flags: Mapped[int] = mapped_column(Integer, default=0)
     restate_flags: Mapped[int] = mapped_column(Integer, default=0)
+    #: Restatement flags with a compaction between the two turns (the primary tier).
+    restate_spanning: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: User messages sent again right after an interrupt (never flagged).
+    retries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     incident: Mapped[bool] = mapped_column(Boolean, default=False)
     compactor: Mapped[str | None] = mapped_column(String(128))
     agent: Mapped[str | None] = mapped_column(String(128))

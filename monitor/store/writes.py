@@ -91,6 +91,8 @@ def session_row(
         "compactions": meta.compactions,
         "repeat_flags": meta.repeat_flags,
         "restate_flags": meta.restate_flags,
+        "restate_spanning": meta.restate_spanning,
+        "retries": meta.retries,
         "incident": meta.incident,
         "compactor": meta.compactor,
         "agent": meta.attrs.get("agent"),
@@ -107,6 +109,8 @@ _COUNTERS = (
     "compactions",
     "repeat_flags",
     "restate_flags",
+    "restate_spanning",
+    "retries",
 )
 
 

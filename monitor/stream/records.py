@@ -35,6 +35,9 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
     restate_flags: int
     incident: bool
     compactor: str | None = None
+    #: Counters added later (absent from older workers' records: zero).
+    restate_spanning: int = 0
+    retries: int = 0
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
     #: First and last timestamp of the flags this summary was published with (if any).
     first_flag_ts: datetime | None = None
@@ -57,6 +60,8 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
             incident=self.incident,
             compactor=self.compactor,
             attrs=dict(self.attrs),
+            restate_spanning=self.restate_spanning,
+            retries=self.retries,
         )
 
     @property
@@ -89,6 +94,8 @@ def summarise(
         incident=meta.incident,
         compactor=meta.compactor,
         attrs=dict(meta.attrs),
+        restate_spanning=meta.restate_spanning,
+        retries=meta.retries,
         first_flag_ts=min(times) if times else None,
         last_flag_ts=max(times) if times else None,
         sources=sources,
