@@ -1,0 +1,312 @@
+"""The ledger: what a session has said that must survive a compaction.
+
+Four classes of item, each read off one message by general English cues:
+
+* ``constraint``: a user instruction that binds later turns: a prohibition ("don't", "never",
+  "no"), an obligation or rule word ("must", "always", "only", "keep", "use"), a limit ("under",
+  "at most"); a one-off request ("open the PR") binds nothing once done and is not an item;
+* ``commitment``: the agent's promise about later work: "I'll" / "I won't" with a scope or a
+  condition ("before", "until", "against develop", "not main"), not narration of the next step;
+* ``open_question``: a question the other side deferred or left unanswered ("not sure yet",
+  "I'll ask Priya", or a reply that does not touch it);
+* ``reference``: a named artifact work depends on: a ticket, a URL, a branch, a path or a
+  versioned document the user names, or a branch the agent works on.
+
+A later user message that contradicts a constraint (``restatements.judge``: a flip or an update)
+revises it: from then on the revised form is what must survive, and a revocation ("forget the
+page limit") takes the item out. The ledger is part of the per-session state, so it is capped
+(``MAX_ITEMS``, oldest dropped first) and each item keeps its span's features for the check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from monitor.detect.lang import lexicon as lx
+from monitor.detect.lang import units as un
+from monitor.detect.lang.segment import prose
+from monitor.detect.lang.units import Unit
+
+ItemClass = Literal["constraint", "commitment", "open_question", "reference"]
+CLASSES: Final[tuple[ItemClass, ...]] = ("constraint", "commitment", "open_question", "reference")
+
+#: Items kept per session (oldest dropped first).
+MAX_ITEMS: Final = 64
+#: Characters of an item's literal kept (evidence and fixtures).
+LITERAL_CHARS: Final = 300
+
+
+class Item(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """One thing that must survive. ``revised`` is the later form of a revised constraint."""
+
+    id: str
+    cls: ItemClass
+    turn: int
+    speaker: Literal["user", "assistant"]
+    literal: str
+    unit: Unit
+    revised_turn: int = -1
+    revised: str = ""
+    revised_unit: Unit | None = None
+
+    @property
+    def current(self) -> Unit:
+        """The form that must survive now: the revision, when there is one."""
+        return self.revised_unit if self.revised_unit is not None else self.unit
+
+    @property
+    def current_literal(self) -> str:
+        return self.revised or self.literal
+
+
+class Ledger(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """The session's live items, oldest first, and its open questions' pending reply state."""
+
+    items: tuple[Item, ...] = ()
+    #: Questions asked in the last message, waiting for the other side's reply to be judged.
+    asked: tuple[Item, ...] = ()
+
+
+def item_id(cls: str, turn: int, literal: str) -> str:
+    digest = hashlib.blake2b(f"{cls}\x00{turn}\x00{literal}".encode(), digest_size=6)
+    return digest.hexdigest()
+
+
+# --- constraints ------------------------------------------------------------------------------
+
+#: Concepts whose imperative states a standing rule rather than a one-off step.
+_RULE_KEYS: Final = frozenset(
+    {"keep", "use", "stay", "avoid", "remain", "always", "never", "only", "every", "each", "any"}
+)
+_BINDING: Final = un.NEGATED_START | un.OBLIGATION | un.DIRECTED
+_LIMIT: Final = re.compile(
+    r"\b(?:under|below|at most|at least|no more than|no longer than|max(?:imum)?|min(?:imum)?|"
+    r"within|exactly|identical|same|unchanged|untouched|nothing newer|nothing older|only)\b"
+)
+_ONE_OFF: Final = re.compile(r"\b(?:now|today|right away|first|next|then)\b")
+
+
+def binds(u: Unit) -> bool:
+    """Whether an instructing span of the user states a rule for the rest of the work: not
+    the user's own state or plan ("I'm not sure", "I need to ask Mara"), not someone else's
+    words reported ("legal says …"), and with a mark of a standing rule."""
+    if u.form & (un.FIRST_PERSON | un.OWN_PLAN) and not u.form & (un.WANT | un.DIRECTED):
+        return False
+    if u.form & (un.REPORT | un.QUESTION | un.IN_QUESTION | un.ACK):
+        return False
+    if u.form & _BINDING or u.polarity or u.polarity_loose:
+        return True
+    if any(k in _RULE_KEYS for k in u.keys) or u.rejected:
+        return True
+    return _LIMIT.search(u.norm) is not None and not _ONE_OFF.search(u.norm)
+
+
+# --- commitments ------------------------------------------------------------------------------
+
+_PROMISE: Final = re.compile(
+    r"^(?:(?:ok|okay|sure|understood|got it|will do|noted|agreed|yes)[,.!]?\s+)*"
+    r"(?:i(?:'ll| will| won't| will not| am going to|'m going to| shall)|i'll make sure|"
+    r"going forward,? i|from now on,? i)\b",
+    re.IGNORECASE,
+)
+#: Words that give a promise a scope beyond the next step.
+_SCOPE: Final = re.compile(
+    r"\b(?:before|after|until|unless|once|when|whenever|every|each|always|never|not|only|"
+    r"against|instead|first|again|later|tomorrow|next|from now on|going forward|until you|"
+    r"without|keep|leave|stay|won't|will not)\b",
+    re.IGNORECASE,
+)
+_NARRATION: Final = re.compile(r"^(?:i'll|i will)\s+(?:now|just|quickly|start|begin|go ahead)\b")
+
+
+def promises(sentence: str) -> bool:
+    """Whether an agent's sentence promises later work (not narrates its next step)."""
+    s = sentence.strip()
+    low = s.lower()
+    return bool(_PROMISE.match(s)) and not _NARRATION.match(low) and bool(_SCOPE.search(low))
+
+
+# --- open questions ---------------------------------------------------------------------------
+
+_DEFERRED: Final = re.compile(
+    r"\b(?:not sure|don't know|do not know|dont know|no idea|i'll ask|i will ask|let me ask|"
+    r"let me think|need to think|have to think|haven't decided|not decided|undecided|tbd|"
+    r"to be decided|later|for now|yet|wait for|waiting for|until|pending|open question|"
+    r"depends|i'll check with|i will check with|get back to you|circle back|revisit|"
+    r"no decision|leave it open|unknown)\b",
+    re.IGNORECASE,
+)
+
+
+def asks(u: Unit) -> bool:
+    """A real question: not a polite request ("could you …?"), not rhetorical annoyance."""
+    return bool(u.form & un.QUESTION) and not u.form & un.POLITE and len(u.stems) >= 2
+
+
+def left_open(reply: str) -> bool:
+    """Whether the other side's reply defers the question rather than settling it."""
+    return _DEFERRED.search(reply) is not None
+
+
+# --- references -------------------------------------------------------------------------------
+
+_TICKET: Final = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_URL: Final = re.compile(r"https?://[^\s)>\]\"'`]+")
+_BRANCH: Final = re.compile(
+    r"\b(?:branch(?:ed)?|on|off|from|into|against|rebase onto|checkout)\s+`?"
+    r"((?:feat|feature|fix|bugfix|hotfix|release|chore|refactor|docs|test|dev|exp)/[\w./-]+|"
+    r"[a-z0-9]+(?:-[a-z0-9]+){1,5})`?",
+)
+_BRANCH_WORD: Final = re.compile(r"\bbranch(?:es)?\b|\bPR\b|\bpull request\b", re.IGNORECASE)
+_PATH: Final = re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:[a-z]{1,5})\b")
+_VERSIONED: Final = re.compile(
+    r"\b[\w.-]+\s+(?:rev(?:ision)?|v|version)\s*\.?\s*\d+(?:\.\d+)*\b", re.IGNORECASE
+)
+_EXTENSIONS: Final = lx.word_set("""
+py js ts tsx jsx go rs java kt swift rb php c h cpp cs sql md txt json yaml yml toml ini cfg csv
+xlsx xls docx doc pdf pptx html css scss sh ex exs lock gradle xml proto
+""")
+
+
+def references(text: str, speaker: str) -> list[str]:
+    """Named artifacts in a message: tickets, URLs, versioned documents; paths and files the
+    user names; branches named as branches (by either side)."""
+    out: list[str] = []
+    out.extend(_TICKET.findall(text))
+    out.extend(u.rstrip(".,;:") for u in _URL.findall(text))
+    out.extend(m.group(0) for m in _VERSIONED.finditer(text))
+    if _BRANCH_WORD.search(text):
+        out.extend(
+            m.group(1).rstrip(".,;:")
+            for m in _BRANCH.finditer(text)
+            if "-" in m.group(1) or "/" in m.group(1)
+        )
+    if speaker == "user":
+        for m in _PATH.finditer(text):
+            p = m.group(0).strip("`'\".,;:")
+            ext = p.rsplit(".", 1)[-1].lower() if "." in p.rsplit("/", 1)[-1] else ""
+            if ("/" in p and len(p) > 3 and not p.startswith("http")) or ext in _EXTENSIONS:
+                out.append(p)
+    seen: set[str] = set()
+    kept: list[str] = []
+    for r in out:
+        key = r.lower()
+        if key not in seen and not any(key in s for s in seen):
+            seen.add(key)
+            kept.append(r)
+    return kept
+
+
+# --- reading messages -------------------------------------------------------------------------
+
+
+def _new(cls: ItemClass, turn: int, speaker: Literal["user", "assistant"], literal: str) -> Item:
+    literal = literal.strip()[:LITERAL_CHARS]
+    return Item(item_id(cls, turn, literal), cls, turn, speaker, literal, un.unit(literal))
+
+
+def user_items(
+    text: str,
+    turn: int,
+    remembered: Sequence[tuple[Unit, str]],
+    revising: frozenset[str] = frozenset(),
+) -> Iterator[Item]:
+    """Constraints (among the instructing spans the restatement detector remembered, one per
+    sentence: the sentence when it binds, else its binding clauses) and references named in
+    a user message. Spans in ``revising`` revise an item already held and are not new ones."""
+    whole = {u.text for u, sentence in remembered if not sentence and binds(u)}
+    for u, sentence in remembered:
+        if u.text in revising or (sentence and sentence in whole):
+            continue
+        if binds(u):
+            yield _new("constraint", turn, "user", u.text)
+    for r in references(prose(text), "user"):
+        yield _new("reference", turn, "user", r)
+
+
+def questions(text: str, turn: int, speaker: Literal["user", "assistant"]) -> list[Item]:
+    """The questions a message asks (judged open or not when the reply comes)."""
+    m = un.read(text)
+    return [_new("open_question", turn, speaker, u.text) for u in m.sentences if asks(u)]
+
+
+def assistant_items(text: str, turn: int) -> Iterator[Item]:
+    """Commitments promised and branches named in an agent message."""
+    body = prose(text)
+    for u in un.read(body).sentences:
+        if promises(u.text):
+            yield _new("commitment", turn, "assistant", u.text)
+    for r in references(body, "assistant"):
+        # Branches, tickets, URLs: not every file the agent touched.
+        if ("/" in r or "-" in r) and not r.lower().endswith(tuple(f".{e}" for e in _EXTENSIONS)):
+            yield _new("reference", turn, "assistant", r)
+
+
+def add(ledger: Ledger, new: Sequence[Item]) -> Ledger:
+    """``ledger`` with ``new`` items (an item already held, by class and literal, is kept once)."""
+    if not new:
+        return ledger
+    held = {(i.cls, i.literal.lower()) for i in ledger.items}
+    fresh = [i for i in new if (i.cls, i.literal.lower()) not in held]
+    if not fresh:
+        return ledger
+    return msgspec.structs.replace(ledger, items=(*ledger.items, *fresh)[-MAX_ITEMS:])
+
+
+#: A revision that takes an item out altogether.
+_REVOKE: Final = re.compile(
+    r"\b(?:forget|ignore|never ?mind|drop the|no longer|don't worry about|do not worry about|"
+    r"no need|scrap|you can skip|doesn't matter|does not matter|not needed|cancel)\b",
+    re.IGNORECASE,
+)
+
+
+def revise(ledger: Ledger, item_id_: str, turn: int, span: str) -> Ledger:
+    """The ledger with item ``item_id_`` revised (or revoked) by the user's ``span``."""
+    items: list[Item] = []
+    for it in ledger.items:
+        if it.id != item_id_:
+            items.append(it)
+        elif not _REVOKE.search(span):
+            cut = span.strip()[:LITERAL_CHARS]
+            items.append(
+                msgspec.structs.replace(
+                    it, revised_turn=turn, revised=cut, revised_unit=un.unit(cut)
+                )
+            )
+    return msgspec.structs.replace(ledger, items=tuple(items))
+
+
+def answered(ledger: Ledger, reply: str) -> Ledger:
+    """Settle the questions of the previous message by the other side's reply: deferred ones
+    become items, answered ones are forgotten."""
+    if not ledger.asked:
+        return ledger
+    kept = ledger.items
+    if left_open(reply):
+        kept = (*kept, *ledger.asked)[-MAX_ITEMS:]
+    return Ledger(items=kept, asked=())
+
+
+__all__ = [
+    "CLASSES",
+    "MAX_ITEMS",
+    "Item",
+    "ItemClass",
+    "Ledger",
+    "add",
+    "answered",
+    "assistant_items",
+    "binds",
+    "item_id",
+    "promises",
+    "questions",
+    "references",
+    "revise",
+    "user_items",
+]

@@ -1,0 +1,109 @@
+"""The survival check: general properties of its verdicts, and the ledger's extraction."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from monitor.detect import ledger as lg
+from monitor.detect.lang import units as un
+from monitor.detect.survival import check, read_summary
+
+#: Constraints written for these tests.
+CONSTRAINTS = [
+    "Never modify anything under /migrations.",
+    "Keep the /v1/charges response shape the same.",
+    "Use pnpm for every install.",
+    "Run the contract tests before every push.",
+    "Store all timestamps as UTC.",
+    "Include the legal disclaimer in every email.",
+]
+FILLER = [
+    "The session covered the billing refactor and two failing integration tests.",
+    "Files touched: src/app.py, src/service.py.",
+    "Next step: wire up the retry queue and rerun the suite.",
+    "## Progress\n- parser rewritten\n- docs updated",
+]
+
+
+def _item(text: str) -> lg.Item:
+    return lg.Item(lg.item_id("constraint", 3, text), "constraint", 3, "user", text, un.unit(text))
+
+
+@given(st.sampled_from(CONSTRAINTS), st.lists(st.sampled_from(FILLER), max_size=4), st.booleans())
+@settings(max_examples=60)
+def test_a_literal_in_the_summary_is_never_flagged(
+    text: str, filler: list[str], upper: bool
+) -> None:
+    literal = text.upper() if upper else text
+    summary = "\n".join([*filler, f"- User rule: {literal}", *filler])
+    assert check(_item(text), read_summary(summary)).verdict == "verbatim"
+
+
+@given(st.sampled_from(CONSTRAINTS), st.lists(st.sampled_from(FILLER), min_size=1, max_size=4))
+@settings(max_examples=60)
+def test_a_summary_without_it_drops_it(text: str, filler: list[str]) -> None:
+    assert check(_item(text), read_summary("\n".join(filler))).verdict == "absent"
+
+
+@given(st.sampled_from(CONSTRAINTS[1:]), st.sampled_from(FILLER))
+@settings(max_examples=40)
+def test_a_summary_negating_it_inverts_it(text: str, filler: str) -> None:
+    negated = "Do not " + text[0].lower() + text[1:]
+    got = check(_item(text), read_summary(f"{filler}\n- {negated}"))
+    assert got.verdict == "contradicted" and got.sentence
+
+
+def test_a_revised_item_summarised_in_its_revised_form_is_not_inverted() -> None:
+    item = _item("Use port 8080 for the admin service.")
+    revised = lg.revise(
+        lg.Ledger(items=(item,)), item.id, 9, "Use port 9090 for the admin service."
+    )
+    (current,) = revised.items
+    summary = read_summary("Constraints:\n- Use port 9090 for the admin service.")
+    assert check(current, summary).verdict in ("verbatim", "supported")
+    stale = read_summary("Constraints:\n- The admin service listens on port 8080.")
+    assert check(current, stale).verdict != "verbatim"
+
+
+def test_a_revocation_takes_the_item_out() -> None:
+    item = _item("Keep the abstract under 250 words.")
+    gone = lg.revise(lg.Ledger(items=(item,)), item.id, 7, "forget the word limit")
+    assert gone.items == ()
+
+
+def test_references_are_checked_by_name_and_version() -> None:
+    ref = lg.Item("r", "reference", 1, "user", "report.md rev 14", un.unit("report.md rev 14"))
+    assert check(ref, read_summary("Working from report.md rev 14.")).verdict == "verbatim"
+    assert check(ref, read_summary("The draft is report.md rev 12.")).verdict == "contradicted"
+    assert check(ref, read_summary("Nothing about it.")).verdict == "absent"
+
+
+def test_the_ledger_reads_rules_promises_and_names() -> None:
+    from monitor.detect.restatements import remembered
+
+    text = "Ground rules: never push to main. Open the PR now. Ticket is PAY-2231."
+    got = list(lg.user_items(text, 0, list(remembered(un.read(text)))))
+    assert [(i.cls, i.literal) for i in got] == [
+        ("constraint", "never push to main."),
+        ("reference", "PAY-2231"),
+    ]
+    said = list(
+        lg.assistant_items("I'll open the PR against develop, not main. Reading the file.", 1)
+    )
+    assert [i.cls for i in said] == ["commitment"]
+    assert lg.promises("I won't touch the lockfile until you confirm.")
+    assert not lg.promises("I'll now read the parser.")
+
+
+def test_a_deferred_question_stays_open_and_an_answered_one_goes() -> None:
+    asked = lg.questions("Should the retry limit be 3 or 5?", 4, "assistant")
+    assert asked
+    pending = lg.Ledger(asked=tuple(asked))
+    assert lg.answered(pending, "Not sure yet, I'll ask Priya.").items == tuple(asked)
+    assert lg.answered(pending, "Use 3.").items == ()
+
+
+def test_the_ledger_is_capped() -> None:
+    items = [_item(f"Never touch file{i}.py.") for i in range(lg.MAX_ITEMS + 10)]
+    assert len(lg.add(lg.Ledger(), items).items) == lg.MAX_ITEMS
