@@ -171,10 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(
         sc.dump_model(msgspec.structs.replace(model, trained=meta)), encoding="utf-8"
     )
-    print(
-        f"pairs: train {len(y)}; thresholds same {t_same:.3f} "
-        f"contradicts {t_contra:.3f}"
-    )
+    print(f"pairs: train {len(y)}; thresholds same {t_same:.3f} contradicts {t_contra:.3f}")
     for k, r in report.items():
         print(
             f"{k}: dropped P {r['absent']['precision']} R {r['absent']['recall']} "
