@@ -36,6 +36,13 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -
     return done.stdout
 
 
+def _heads() -> frozenset[str]:
+    """The head revision(s) the checkout's migrations end in."""
+    from monitor.store.db import make_engine, revisions
+
+    return revisions(make_engine("sqlite://"))[1]
+
+
 def _clean_env(venv: Path) -> dict[str, str]:
     """The environment of a user with the new venv first on PATH (nothing of the checkout)."""
     keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "PIP_INDEX_URL")
@@ -92,10 +99,10 @@ def test_the_wheel_is_what_runs(installed: tuple[Path, Path]) -> None:
     assert path.is_relative_to(venv) and "site-packages" in path.parts, path
     assert not path.is_relative_to(ROOT)
     migrations = path.parent / "store" / "migrations" / "versions"
-    assert sorted(p.name.split("_")[1] for p in migrations.glob("*.py")) == [
-        "2ce848fdcafa",
-        "b19a0c0de001",
-    ]
+    shipped = ROOT / "monitor" / "store" / "migrations" / "versions"
+    assert sorted(p.name for p in migrations.glob("*.py")) == sorted(
+        p.name for p in shipped.glob("*.py")
+    )
     done = _monitor(venv, cwd, "--version")
     assert done.returncode == 0 and done.stdout.strip() == f"monitor {__version__}"
 
@@ -139,7 +146,7 @@ def test_db_upgrade_and_a_worker_on_postgres_and_the_broker(
     dsn = pg_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(dsn) as conn:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-    assert row == ("b19a0c0de001",)
+    assert row is not None and row[0] in _heads()
     port = free_port()
     env = {
         **_clean_env(venv),

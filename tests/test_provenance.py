@@ -214,7 +214,9 @@ def test_the_migration_adds_nullable_columns_to_existing_rows(pg_url: str) -> No
     assert row["session_id"] == "old" and row["source"] is None
     with engine.connect() as conn:
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    assert version == "b19a0c0de001"
+    from monitor.store.db import revisions
+
+    assert version in revisions(engine)[1]
     from alembic import command
 
     from monitor.store.db import alembic_config
