@@ -36,6 +36,9 @@ VERDICTS: Final[tuple[Verdict, ...]] = ("verbatim", "supported", "absent", "cont
 
 #: Summary sentences scored per item, the most overlapping first.
 MAX_SENTENCES: Final = 6
+#: How much of an item a gated summary sentence must cover to contradict it.
+ALIGNED_TURNED: Final = 0.5
+ALIGNED_CHANGED: Final = 0.25
 #: Characters of a summary read (longer summaries are cut).
 MAX_SUMMARY_CHARS: Final = 65_536
 #: A summary sentence carries no message cues.
@@ -142,10 +145,13 @@ def check(item: Item, summary: Summary, model: sc.Scorer | None = None) -> Check
         u = summary.units[i]
         x = features(current, u, _NO_CUES, un.SENTENCE)
         p_same, p_contra = model.probabilities(x)
-        gated = opposite(current, u) or changes_value(current, u, _NO_CUES)
-        if gated:
+        turned = opposite(current, u)
+        changed = not turned and changes_value(current, u, _NO_CUES)
+        if turned or changed:
             p_same = 0.0
-            if x[_COV_E] >= 0.6:
+            # The same item turned, or given with another value: aligned on most of it when
+            # turned, on part of it (the rest is the value) when changed.
+            if x[_COV_E] >= (ALIGNED_TURNED if turned else ALIGNED_CHANGED):
                 p_contra = max(p_contra, t_contra)
         if p_contra > best_contra[0]:
             best_contra = (p_contra, u.text)
