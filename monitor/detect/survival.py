@@ -109,10 +109,16 @@ def contains(summary_flat: str, literal: str) -> bool:
     return False
 
 
-def _reference(item: Item, summary: Summary) -> Check:
+def _names(u: Unit) -> set[str]:
+    return {s for s, w in zip(u.stems, u.weights, strict=True) if w >= un.NAME}
+
+
+def _reference(item: Item, summary: Summary, model: sc.Scorer) -> Check:
     name = item.current_literal
     if contains(summary.flat, name):
         return Check(item, "verbatim", name, 100.0)
+    if " " in name.strip():  # a reference said in words ("the run from 2024-03-02 to …")
+        return _judged(item, summary, model)
     version = _VERSION.search(name)
     if version:
         base = flat(name[: version.start()])
@@ -127,12 +133,22 @@ def _reference(item: Item, summary: Summary) -> Check:
 
 def check(item: Item, summary: Summary, model: sc.Scorer | None = None) -> Check:
     """The verdict of ``item`` (in its current, possibly revised, form) against ``summary``."""
+    model = model or sc.load(sc.SURVIVAL)
     if item.cls == "reference":
-        return _reference(item, summary)
-    current = item.current
+        return _reference(item, summary, model)
     if contains(summary.flat, item.current_literal):
         return Check(item, "verbatim", item.current_literal, 100.0)
-    model = model or sc.load(sc.SURVIVAL)
+    return _judged(item, summary, model)
+
+
+def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
+    """The pair scorer's verdict over the summary sentences sharing a word with the item.
+
+    A sentence that holds every name and value of the item (a path, a number, an identifier:
+    at least one), covers half of it and is not gated also supports it: summaries keep the
+    values of a rule while rewording the rest ("random_state=42 for every split")."""
+    current = item.current
+    names = _names(current)
     eh = un.heads(current)
     ranked = sorted(
         (i for i, h in enumerate(summary.heads) if not eh.isdisjoint(h)),
@@ -153,6 +169,8 @@ def check(item: Item, summary: Summary, model: sc.Scorer | None = None) -> Check
             # turned, on part of it (the rest is the value) when changed.
             if x[_COV_E] >= (ALIGNED_TURNED if turned else ALIGNED_CHANGED):
                 p_contra = max(p_contra, t_contra)
+        elif names and names <= _names(u) | set(u.stems) and x[_COV_E] >= 0.5:
+            p_same = max(p_same, t_same)
         if p_contra > best_contra[0]:
             best_contra = (p_contra, u.text)
         if p_same > best_same[0]:
