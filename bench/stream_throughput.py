@@ -66,7 +66,7 @@ from monitor.testing import (
 HERE = Path(__file__).resolve()
 #: Modules a ``--compare-ref`` worker takes from git (the files this bench's fixes touch), in
 #: import order; a module missing at the ref stays as in the tree.
-SWAPPABLE = ("batches", "records", "kafka", "tables", "agents")
+SWAPPABLE = ("batches", "records", "kafka", "tables", "agents", "app")
 #: Longest any one run may take (seconds).
 RUN_LIMIT_S = 900.0
 #: Passes of the core alone (the fastest counts).
@@ -115,6 +115,27 @@ def cpu_seconds(pid: int) -> float:
     except (OSError, IndexError):
         return 0.0
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (the worker's sink process, for one)."""
+    out: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            children = [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+        for child in children:
+            out += [child, *descendants(child)]
+    return out
+
+
+def descendants_cpu(pid: int) -> dict[int, float]:
+    return {child: cpu_seconds(child) for child in descendants(pid)}
 
 
 def postgres_pids() -> list[int]:
@@ -210,20 +231,20 @@ def _swap_in(ref_dir: Path) -> None:
 
 
 def child_worker(mark: Path, ref_dir: Path | None) -> None:
-    """``monitor worker`` as ``run_worker`` builds it, plus the first-record sensor."""
+    """``monitor worker`` itself (``run_worker``), with the first-record sensor on its app."""
     if ref_dir is not None:
         _swap_in(ref_dir)
-    import faust
+    from monitor.stream import app as app_module
 
-    from monitor.metrics import build_metrics
-    from monitor.store.db import make_engine, make_sessionmaker
-    from monitor.stream.app import create_app
+    create = app_module.create_app
 
-    settings = load_settings()
-    maker = make_sessionmaker(make_engine(settings.db_url))
-    worker = create_app(settings, maker, build_metrics())
-    _first_record_sensor(worker.app, settings.input_topic, mark)
-    faust.Worker(worker.app, loglevel="info").execute_from_commandline()
+    def create_with_sensor(*args: Any, **kwargs: Any) -> Any:
+        worker = create(*args, **kwargs)
+        _first_record_sensor(worker.app, load_settings().input_topic, mark)
+        return worker
+
+    app_module.create_app = create_with_sensor  # type: ignore[assignment]
+    app_module.run_worker(load_settings())
 
 
 def child_decoder(mark: Path, done: Path, expected: int) -> None:
@@ -420,9 +441,15 @@ def run_workers(
         deadline = time.monotonic() + RUN_LIMIT_S
         events = flags = 0
         clock.start()
+        # The workers' child processes (their sinks), counted from the first record on.
+        children_at_first: dict[int, float] | None = None
         with psycopg.connect(dsn, autocommit=True) as conn:
             while events < target.events or flags < target.flags:
                 clock.start_at_first_record(marks)
+                if children_at_first is None and clock.at_first_record:
+                    children_at_first = {
+                        c: t for p in procs for c, t in descendants_cpu(p.pid).items()
+                    }
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                     raise SystemExit(
                         f"{label}: {events}/{target.events} events, {flags}/{target.flags} flags;"
@@ -438,12 +465,16 @@ def run_workers(
         end = time.time()
         cpus = clock.used()
         ends = [cpu_seconds(p.pid) for p in procs]
+        children = {c: t for p in procs for c, t in descendants_cpu(p.pid).items()}
         firsts = [_read_mark(m) for m in marks]
     finally:
         for proc in procs:
             stop_pid(proc, timeout_s=15)
     # A worker's CPU counts from its first record (start-up and the group join are left out).
     cpus["own"] = sum(e - (f[1] if f else 0.0) for e, f in zip(ends, firsts, strict=True))
+    at_first = children_at_first or {}
+    cpus["sinks"] = sum(t - at_first.get(c, 0.0) for c, t in children.items())
+    cpus["own"] += cpus["sinks"]
     wall = end - min(f[0] for f in firsts if f is not None)
     return Result(label, encoding, target.events, target.records, wall, cpus)
 

@@ -14,6 +14,7 @@ these names; ``tests/deploy/`` checks they exist.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -337,6 +338,11 @@ class Metrics:
     def clear_consumer_lag(self) -> None:
         """Forget per-partition lag: after a rebalance this worker may own other partitions."""
         self.consumer_lag.clear()
+
+    def remove_consumer_lag(self, topic: str, partition: int) -> None:
+        """Forget one partition's lag (the sink process's, after its group rebalanced)."""
+        with contextlib.suppress(KeyError):
+            self.consumer_lag.remove(topic, str(partition))
 
     def observe_rebalance(self) -> None:
         self.rebalances.inc()

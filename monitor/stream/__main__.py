@@ -3,4 +3,5 @@
 from monitor.config import load_settings
 from monitor.stream.app import run_worker
 
-run_worker(load_settings())
+if __name__ == "__main__":  # the sink process re-imports this module as ``__mp_main__``
+    run_worker(load_settings())
