@@ -202,8 +202,7 @@ def register_detect(
 
     def on_step(event: Any, flags: list[Flag], state: SessionState, seconds: float) -> None:
         if metrics is not None:
-            metrics.observe_event(event)
-            metrics.observe_processing(seconds)
+            metrics.observe_step(event, seconds)
             if flags:
                 metrics.observe_flags(flags, state.meta.attrs)
 
