@@ -140,21 +140,44 @@ _COUNTED_ONLY: Final = frozenset({"tool_result", "assistant_message"})
 def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
     """Process one event in order (the rules themselves)."""
     meta = state.meta
-    key = _seen_key(event)
-    if _redelivered(meta, event, key):
+    turn = event.turn
+    # The seen-window entry (``_seen_key``, inlined: this runs for every event).
+    key = _SEEN.pack(
+        turn if turn < _TURN_CAP else _TURN_CAP,
+        zlib.crc32(event.event_id.encode("utf-8", "surrogatepass")),
+    )
+    if turn <= meta.max_turn and _redelivered(meta, event, key):
         return state, []
     keep = _SEEN_SIZE * (cfg.max_seen_ids - 1)
     seen = meta.seen[-keep:] + key if keep > 0 else key
     last_ts = event.ts if event.ts > meta.last_ts else meta.last_ts
-    max_turn = event.turn if event.turn > meta.max_turn else meta.max_turn
-    attrs = _merged_attrs(meta.attrs, event)
-    if event.kind in _COUNTED_ONLY and attrs is meta.attrs:
-        # About half of all events: only the counters move, and this path costs about half
-        # of the generic one below.
-        meta = msgspec.structs.replace(
-            meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
-        )
-        return SessionState(meta, state.calls, state.recent, state.instructions, state.pending), []
+    max_turn = turn if turn > meta.max_turn else meta.max_turn
+    attrs = _merged_attrs(meta.attrs, event) if event.attrs else meta.attrs
+    kind = event.kind
+    if attrs is meta.attrs:
+        if kind in _COUNTED_ONLY:
+            # About half of all events: only the counters move, and this path costs about
+            # half of the generic one below.
+            meta = msgspec.structs.replace(
+                meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
+            )
+            return SessionState(
+                meta, state.calls, state.recent, state.instructions, state.pending
+            ), []
+        if kind == "tool_call":
+            # The other common kind: its own path saves building the generic changes.
+            calls, recent, flag = check_call(state, meta, event, cfg)
+            if flag is None:
+                meta = msgspec.structs.replace(
+                    meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn,
+                    tool_calls=meta.tool_calls + 1,
+                )  # fmt: skip
+                return SessionState(meta, calls, recent, state.instructions, state.pending), []
+            meta = msgspec.structs.replace(
+                meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn,
+                tool_calls=meta.tool_calls + 1, repeat_flags=meta.repeat_flags + 1,
+            )  # fmt: skip
+            return SessionState(meta, calls, recent, state.instructions, state.pending), [flag]
     calls, recent, instructions = state.calls, state.recent, state.instructions
     flags: list[Flag] = []
     changes: dict[str, object] = {
@@ -165,7 +188,6 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
     }
     if attrs is not meta.attrs:
         changes["attrs"] = attrs
-    kind = event.kind
     if kind == "tool_call":
         changes["tool_calls"] = meta.tool_calls + 1
         calls, recent, flag = check_call(state, meta, event, cfg)
