@@ -12,9 +12,10 @@ once with batch records (``monitor produce``'s default), then times in the same 
 * core: ``monitor.events.decode`` + ``detect.step`` over the same events, one JSON line each, in
   this process (as ``bench/core.py`` times it; the best of three passes, taken between the
   stream runs), so ``batch_worker_vs_core`` says how much the shell costs on top of the work;
-* with ``--compare-ref REF``: the worker again with
-  ``monitor/stream/{agents,records,kafka,tables}.py`` taken from git ``REF``, so before/after
-  figures come from one run on one noisy machine.
+* with ``--compare-ref REF...``: the worker again for each ``REF``, with
+  ``monitor/stream/{batches,records,kafka,tables,agents,app}.py`` taken from git ``REF`` (the
+  rest of the package is the tree's), so before/after figures come from one run on one noisy
+  machine.
 
 Every Faust run is timed from its first input record (a sensor notes it) to done, so group joins
 and start-up are left out alike; the floor is timed from its first fetched record. Each run also
@@ -24,7 +25,7 @@ worker run gets its own consumer group, state and output topics; Postgres tables
 between runs.
 
     .venv/bin/python bench/stream_throughput.py [--events 200000] [--partitions 4]
-        [--compare-ref HEAD] [--json]
+        [--compare-ref REF...] [--json]
 """
 
 from __future__ import annotations
@@ -510,7 +511,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         with scratch_database("bench_") as db, tempfile.TemporaryDirectory() as tmpdir:
             upgrade(database_url(db))
             tmp = Path(tmpdir)
-            ref_dir = _git_files(args.compare_ref, tmp) if args.compare_ref else None
+            ref_dirs = {}
+            for ref in args.compare_ref:
+                into = tmp / f"ref-{ref.replace('/', '_')}"
+                into.mkdir()
+                ref_dirs[ref] = _git_files(ref, into)
             for encoding in args.encodings:
                 topic = f"bench-{encoding}-{uuid.uuid4().hex[:6]}"
                 env = worker_env(broker.bootstrap, "sqlite://", "p", args.partitions,
@@ -528,11 +533,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 results.append(run_workers(broker.bootstrap, topic, target, encoding, tmp,
                                            "worker", clock,
                                            partitions=args.partitions))  # fmt: skip
-                if ref_dir is not None:
+                for ref, ref_dir in ref_dirs.items():
                     results.append(run_workers(
-                        broker.bootstrap, topic, target, encoding, tmp,
-                        f"worker @ {args.compare_ref}", clock, partitions=args.partitions,
-                        ref_dir=ref_dir,
+                        broker.bootstrap, topic, target, encoding, tmp, f"worker @ {ref}",
+                        clock, partitions=args.partitions, ref_dir=ref_dir,
                     ))  # fmt: skip
                 if encoding in args.scale:
                     results.append(run_workers(broker.bootstrap, topic, target, encoding, tmp,
@@ -554,10 +558,8 @@ def summarise(results: list[Result], args: argparse.Namespace) -> dict[str, Any]
         ratios[f"{enc}_worker_vs_core"] = round(worker / by[(enc, "core: decode + step")], 3)
         if (enc, "worker x2") in by:
             ratios[f"{enc}_scale_out_x2"] = round(by[(enc, "worker x2")] / worker, 3)
-        if args.compare_ref:
-            ratios[f"{enc}_worker_vs_{args.compare_ref}"] = round(
-                worker / by[(enc, f"worker @ {args.compare_ref}")], 3
-            )
+        for ref in args.compare_ref:
+            ratios[f"{enc}_worker_vs_{ref}"] = round(worker / by[(enc, f"worker @ {ref}")], 3)
     main_ratio = ratios.get("batch_worker_vs_core", next(iter(ratios.values())))
     return {
         "events": results[0].events,
@@ -606,8 +608,9 @@ def main() -> None:
     parser.add_argument("--scale", nargs="*", default=["batch"], choices=["single", "batch"],
                         help="encodings to also run with two workers")  # fmt: skip
     parser.add_argument(
-        "--compare-ref", help="also run the worker's stream modules from this git ref"
-    )
+        "--compare-ref", nargs="*", default=[], metavar="REF",
+        help="also run the worker's stream modules from each of these git refs",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", choices=["worker", "decoder"], help=argparse.SUPPRESS)
     parser.add_argument("--mark", type=Path, help=argparse.SUPPRESS)
