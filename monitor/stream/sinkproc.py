@@ -1,9 +1,10 @@
 """The Postgres sinks in a process of their own, beside the worker's detect agent.
 
-In one process the sinks took about a quarter of the worker's main thread on batch records:
-Faust's per-record cost for every flag record (there are more flag records than input records),
-psycopg's client work, and the write threads holding the interpreter while detection waited
-for it (py-spy, ``bench/README.md``). A child process runs them on another cpu instead.
+In one process the sinks competed with detection for the interpreter: Faust's per-record cost
+for every flag record (there are more flag records than input records), psycopg's client work,
+and the write threads holding the interpreter lock. On batch records the worker's process spent
+34-37 us of cpu per event with them, 17-19 without them, while they take about 10 in a process
+of their own, on the other cpu (``bench/stream_throughput.py``, ``bench/README.md``).
 
 The child is a second Faust app, ``<app_id>-sinks`` (a consumer group of its own, so it never
 takes part in the detect agent's partition assignment), running only ``agents.register_sinks``:
