@@ -2,4 +2,5 @@
 
 from monitor.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # the worker's sink process re-imports this module as ``__mp_main__``
+    raise SystemExit(main())

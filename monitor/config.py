@@ -93,6 +93,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sink_batch: int = 500
     #: Longest wait (seconds) before a partial sink batch is written.
     sink_within_s: float = 1.0
+    #: Run the database sinks in a child process of their own (consumer group
+    #: ``<app_id>-sinks``), so their writes do not compete with detection for the interpreter.
+    #: Ignored for SQLite, whose sinks stay in the worker's process.
+    sink_process: bool = True
+    #: ``fetch_max_wait_ms`` of the sink process's consumer. Flag records arrive while its
+    #: fetches wait, and a broker that holds a fetch its full wait (Tansu does) adds that wait
+    #: to every flag's latency and to the end of every backlog.
+    sink_fetch_max_wait_ms: int = 100
     #: Seconds between the worker's sweeps that drop ended and idle sessions from its state.
     expiry_interval_s: float = 300.0
     #: When the leader worker queues the previous ISO week's fixture-intake sample (crontab

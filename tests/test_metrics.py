@@ -349,3 +349,33 @@ def test_event_counter_exposes_what_a_prometheus_counter_does(kinds: list[str]) 
         fast.inc(kind)
         slow.labels(kind=kind).inc()
     assert _samples(ours) == _samples(theirs)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(KINDS),
+            st.integers(-3600, 10**6),
+            st.floats(-1.0, 3.0, allow_nan=False),
+        ),
+        max_size=40,
+    )
+)
+def test_observe_step_is_observe_event_then_observe_processing(
+    steps: list[tuple[str, int, float]],
+) -> None:
+    now = T0 + timedelta(days=30)
+    one, two = build_metrics(), build_metrics()
+    for turn, (kind, age_s, seconds) in enumerate(steps):
+        extra: dict[str, object] = {"text": "hi"} if kind.endswith("_message") else {}
+        if kind == "tool_result":
+            extra["tool"] = Tool(name="read")
+        if kind == "compaction":
+            extra["compaction"] = Compaction(compactor="v1")
+        event = _event(turn, kind, ts=now - timedelta(seconds=age_s), **extra)
+        one.observe_event(event, now=now)
+        one.observe_processing(seconds)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr("monitor.metrics.time.time", now.timestamp)
+            two.observe_step(event, seconds)
+    assert _samples(two.registry) == _samples(one.registry)

@@ -200,27 +200,46 @@ def _restatement_flag(
 def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
     """Process one event in order (the rules themselves)."""
     meta = state.meta
-    key = _seen_key(event)
-    if _redelivered(meta, event, key):
+    turn = event.turn
+    # The seen-window entry (``_seen_key``, inlined: this runs for every event).
+    key = _SEEN.pack(
+        turn if turn < _TURN_CAP else _TURN_CAP,
+        zlib.crc32(event.event_id.encode("utf-8", "surrogatepass")),
+    )
+    if turn <= meta.max_turn and _redelivered(meta, event, key):
         return state, []
     keep = _SEEN_SIZE * (cfg.max_seen_ids - 1)
     seen = meta.seen[-keep:] + key if keep > 0 else key
     last_ts = event.ts if event.ts > meta.last_ts else meta.last_ts
-    max_turn = event.turn if event.turn > meta.max_turn else meta.max_turn
-    attrs = _merged_attrs(meta.attrs, event)
-    if event.kind in _COUNTED_ONLY and attrs is meta.attrs:
-        # About half of all events: only the counters move, and this path costs about half
-        # of the generic one below.
-        work = meta.work_since_user or event.kind == "assistant_message"
-        meta = msgspec.structs.replace(
-            meta,
-            events=meta.events + 1,
-            seen=seen,
-            last_ts=last_ts,
-            max_turn=max_turn,
-            work_since_user=work,
-        )
-        return SessionState(meta, state.calls, state.recent, state.instructions, state.pending), []
+    max_turn = turn if turn > meta.max_turn else meta.max_turn
+    attrs = _merged_attrs(meta.attrs, event) if event.attrs else meta.attrs
+    kind = event.kind
+    if attrs is meta.attrs:
+        if kind in _COUNTED_ONLY:
+            # About half of all events: only the counters move, and this path costs about
+            # half of the generic one below.
+            if kind == "assistant_message" and not meta.work_since_user:
+                meta = msgspec.structs.replace(
+                    meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn,
+                    work_since_user=True,
+                )  # fmt: skip
+            else:
+                meta = msgspec.structs.replace(
+                    meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
+                )
+            return SessionState(
+                meta, state.calls, state.recent, state.instructions, state.pending
+            ), []
+        if kind == "tool_call":
+            # The other common kind: its own path saves building the generic changes.
+            calls, recent, flag = check_call(state, meta, event, cfg)
+            repeats = meta.repeat_flags + (flag is not None)
+            meta = msgspec.structs.replace(
+                meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn,
+                tool_calls=meta.tool_calls + 1, repeat_flags=repeats, work_since_user=True,
+            )  # fmt: skip
+            raised = [flag] if flag is not None else []
+            return SessionState(meta, calls, recent, state.instructions, state.pending), raised
     calls, recent, instructions = state.calls, state.recent, state.instructions
     flags: list[Flag] = []
     changes: dict[str, object] = {
@@ -231,7 +250,6 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
     }
     if attrs is not meta.attrs:
         changes["attrs"] = attrs
-    kind = event.kind
     if kind in _WORK and not meta.work_since_user:
         changes["work_since_user"] = True
     if kind == "tool_call":

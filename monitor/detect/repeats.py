@@ -15,7 +15,15 @@ from itertools import islice
 from monitor.detect.canon import canonical, fingerprint, fingerprint_hex, project
 from monitor.detect.config import DetectConfig
 from monitor.detect.redact import redact
-from monitor.detect.session import RECENT_CALLS, Calls, Meta, RecentCalls, SessionState
+from monitor.detect.session import (
+    RECENT_CALLS,
+    Calls,
+    Meta,
+    RecentCalls,
+    SessionState,
+    Turns,
+    pack_turns,
+)
 from monitor.events import Event
 from monitor.flags import Flag
 
@@ -74,15 +82,13 @@ def check_call(
         )
     if prior is not None and prior[1] >= t:
         return state.calls, state.recent, flag  # same or older turn: nothing new to remember
-    recent = {**state.recent.by_fp, fp: (prior[0] if prior is not None else t, t)}
+    recent = {**state.recent.by_fp, fp: pack_turns(prior[0] if prior is not None else t, t)}
     if len(recent) <= RECENT_CALLS:
         return state.calls, RecentCalls(recent), flag
     return _merged(state.calls.by_fp, recent, cfg.max_calls), RecentCalls(), flag
 
 
-def _merged(
-    base: dict[int, tuple[int, int]], recent: dict[int, tuple[int, int]], cap: int
-) -> Calls:
+def _merged(base: dict[int, Turns], recent: dict[int, Turns], cap: int) -> Calls:
     """Fold recent entries into the base; beyond ``cap`` the least recently issued go first.
 
     ``base`` is kept in last-issued order and every recent entry is newer than the base, so

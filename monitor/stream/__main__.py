@@ -11,8 +11,9 @@ from monitor.errors import Fatal
 from monitor.stream.app import run_worker
 from monitor.stream.versions import UnsupportedVersion
 
-try:
-    run_worker(load_settings())
-except (Fatal, UnsupportedVersion) as exc:
-    sys.stderr.write(f"error: {exc}\n")
-    raise SystemExit(1) from None
+if __name__ == "__main__":  # the sink process re-imports this module as ``__mp_main__``
+    try:
+        run_worker(load_settings())
+    except (Fatal, UnsupportedVersion) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(1) from None

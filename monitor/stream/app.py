@@ -18,11 +18,11 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from monitor.config import Settings
 from monitor.detect import DetectConfig, flush
-from monitor.stream import agents, schedule, topics, transport, versions
+from monitor.stream import agents, schedule, sinkproc, topics, transport, versions
 from monitor.stream.kafka import faust_broker_credentials
 from monitor.stream.tables import Expirable, SessionTables
 
@@ -48,7 +48,8 @@ class Worker:
 
     app: faust.App
     topics: topics.Topics
-    tables: SessionTables
+    #: None in the sink process (it keeps no detector state).
+    tables: SessionTables | None
 
 
 def heartbeat_interval(session_timeout_s: float) -> float:
@@ -56,10 +57,15 @@ def heartbeat_interval(session_timeout_s: float) -> float:
     return min(3.0, session_timeout_s / 3.0)
 
 
+#: What an app runs: everything, everything but the sinks, or only the sinks (``sinkproc.py``).
+Role = Literal["all", "detect", "sinks"]
+
+
 def create_app(
     settings: Settings,
     maker: sessionmaker[Session],
     metrics: Metrics | None = None,
+    role: Role = "all",
 ) -> Worker:
     """The Faust app with its topics, tables and agents declared (on a supported Faust only:
     ``versions.check_faust``)."""
@@ -67,8 +73,9 @@ def create_app(
 
     versions.check_faust()
 
+    sinks_only = role == "sinks"
     app = faust.App(
-        settings.app_id,
+        sinkproc.sinks_app_id(settings) if sinks_only else settings.app_id,
         broker=settings.broker,
         broker_credentials=faust_broker_credentials(settings),
         store="memory://",
@@ -82,7 +89,8 @@ def create_app(
         broker_heartbeat_interval=heartbeat_interval(settings.session_timeout_s),
         web_port=settings.web_port if settings.web_port > 0 else 6066,
         web_bind=settings.web_host,
-        web_enabled=settings.web_port > 0,  # MONITOR_WEB_PORT=0 runs without a web server
+        # MONITOR_WEB_PORT=0 runs without a web server; the sink process never has one.
+        web_enabled=settings.web_port > 0 and not sinks_only,
         # Serve only our pages (/metrics, /health, /ready): Faust's built-in /table views would
         # show detector state (session ids, instruction text), and /router, /graph and the
         # stats index describe internals nobody outside needs.
@@ -94,19 +102,31 @@ def create_app(
     )
     transport.install(
         app,
-        fetch_max_wait_ms=settings.fetch_max_wait_ms,
+        fetch_max_wait_ms=(
+            settings.sink_fetch_max_wait_ms if sinks_only else settings.fetch_max_wait_ms
+        ),
         end_offsets_by_fetch=settings.end_offsets_by_fetch,
     )
     declared = topics.declare(app, settings)
+    if sinks_only:
+        agents.register_sinks(
+            app, declared, maker, settings.sink_batch, settings.sink_within_s, metrics
+        )
+        if metrics is not None:
+            from monitor.metrics import install_faust_sensor
+
+            install_faust_sensor(app, metrics)
+        return Worker(app, declared, None)
     # Faust creates the topics it consumes; the dead-letter topic is only written, and a broker
     # may not create topics on first write (or would use its own partition count).
     app.task(declared.deadletter.maybe_declare)
     tables = SessionTables(app, settings.partitions)
     cfg = settings.detect_config()
     agents.register_detect(app, declared, tables, cfg, metrics)
-    agents.register_sinks(
-        app, declared, maker, settings.sink_batch, settings.sink_within_s, metrics
-    )
+    if role == "all":
+        agents.register_sinks(
+            app, declared, maker, settings.sink_batch, settings.sink_within_s, metrics
+        )
     register_expiry(app, declared, tables, cfg, settings.expiry_interval_s, metrics)
     schedule.register_intake(
         app,
@@ -402,15 +422,28 @@ def _check_schema(url: str) -> None:
 
 def run_worker(settings: Settings, loglevel: str = "info") -> None:
     """Run the worker until SIGTERM/SIGINT (``monitor worker``)."""
+    from monitor.metrics import build_metrics
+
+    metrics = build_metrics()
+    sinks = sinkproc.SinkProcess(settings, metrics, loglevel) if sinkproc.wanted(settings) else None
+    if sinks is not None:
+        sinks.start()  # first: its start-up (imports, group join) overlaps this process's
+    try:
+        _run(settings, metrics, loglevel, role="all" if sinks is None else "detect")
+    finally:
+        if sinks is not None:
+            sinks.stop()
+
+
+def _run(settings: Settings, metrics: Metrics, loglevel: str, role: Role) -> None:
     import faust
 
-    from monitor.metrics import build_metrics
     from monitor.store.db import make_engine, make_sessionmaker
 
     versions.check_faust()  # before touching the database or the broker
     _check_schema(settings.db_url)
     maker = make_sessionmaker(make_engine(settings.db_url))
-    worker = create_app(settings, maker, build_metrics())
+    worker = create_app(settings, maker, metrics, role=role)
     public = settings.public()
 
     async def announce() -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -48,6 +49,7 @@ from monitor.detect.session import (
     is_idle,
 )
 from monitor.provenance import Held
+from monitor.stream.batches import Batches, producer_of
 
 if TYPE_CHECKING:
     import faust
@@ -163,26 +165,60 @@ class SessionTables:
         path); Faust flushes the producer before it commits input offsets, as for its own
         changelog writes.
         """
-        sid = new.meta.session_id
         topic = self.table.changelog_topic.get_topic_name()
         spans_json = _spans_encoder.encode(spans) if spans else b""
         async with self._lock:
-            if old is not None and state_key(sid, "meta") not in self.table.data:
-                old = None  # dropped by the expiry sweep since it was loaded: write it whole
-            changed = set(changed_parts(old, new)) | {"meta"}
             written = 0
-            for part in _WRITE_ORDER:
-                if part not in changed:
-                    continue
-                value = encode_part(new, part)
-                if part == "meta":
-                    value = pack_meta(partition, offset, spans_json, value)
-                key = state_key(sid, part)
-                self.table.data[key] = value
+            for key, value in self._assign(old, new, partition, offset, spans_json):
                 await self.app.producer.send(topic, key, value, partition, None, None)
                 written += 1
-            self._remember(sid, value, new)  # ``value`` is meta's: written last
             return written
+
+    async def save_all(
+        self,
+        saves: Iterable[
+            tuple[SessionState | None, SessionState, int, int, list[dict[str, Any]] | None]
+        ],
+    ) -> int:
+        """``save`` for many sessions at once, each as (old, new, partition, offset, spans):
+        the records go out as one aiokafka batch per changelog partition (``batches.py``), in
+        the order ``save`` would send them. Return how many records were written."""
+        topic = self.table.changelog_topic.get_topic_name()
+        async with self._lock:
+            out = Batches(producer_of(self.app))
+            for old, new, partition, offset, spans in saves:
+                spans_json = _spans_encoder.encode(spans) if spans else b""
+                for key, value in self._assign(old, new, partition, offset, spans_json):
+                    out.add(topic, partition, key, value, None)
+            await out.submit()
+            return out.records
+
+    def _assign(
+        self,
+        old: SessionState | None,
+        new: SessionState,
+        partition: int,
+        offset: int,
+        spans_json: bytes = b"",
+    ) -> list[tuple[bytes, bytes]]:
+        """Put the changed parts of ``new`` in the table (``meta`` last, with the marker) and
+        return them as changelog records, in write order. Call with the lock held."""
+        sid = new.meta.session_id
+        if old is not None and state_key(sid, "meta") not in self.table.data:
+            old = None  # dropped by the expiry sweep since it was loaded: write it whole
+        changed = set(changed_parts(old, new)) | {"meta"}
+        out: list[tuple[bytes, bytes]] = []
+        for part in _WRITE_ORDER:
+            if part not in changed:
+                continue
+            value = encode_part(new, part)
+            if part == "meta":
+                value = pack_meta(partition, offset, spans_json, value)
+            key = state_key(sid, part)
+            self.table.data[key] = value
+            out.append((key, value))
+        self._remember(sid, out[-1][1], new)  # meta's value: written last
+        return out
 
     def _remember(self, session_id: str, meta_value: bytes, state: SessionState) -> None:
         cache = self._decoded

@@ -5,14 +5,25 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.detect import DetectConfig, detect_all
+from monitor.detect import DetectConfig, detect_all, step
 from monitor.detect.canon import fingerprint
+from monitor.detect.session import (
+    Meta,
+    RecentCalls,
+    SessionState,
+    decode_part,
+    encode_part,
+    pack_turns,
+    unpack_turns,
+)
 from monitor.events import Compaction, Event, Tool
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
+_META = Meta(session_id="s1", first_ts=T0, last_ts=T0)
 
 
 class Log:
@@ -217,3 +228,42 @@ def test_a_poll_is_ignored_only_when_its_field_says_so() -> None:
     assert [(f.turn, f.evidence["arguments"]) for f in flags] == [
         (5, '{"chars":"yes\\n","session_id":3}')
     ]
+
+
+@given(st.integers(0, 2**53), st.integers(0, 2**53))
+def test_packed_turns_round_trip_and_stay_encodable(first: int, last: int) -> None:
+    packed = pack_turns(first, last)
+    assert unpack_turns(packed) == (first, last)
+    state = decode_part(
+        "recent", encode_part(SessionState(meta=_META, recent=RecentCalls({7: packed})), "recent")
+    )
+    assert isinstance(state, RecentCalls) and unpack_turns(state.by_fp[7]) == (first, last)
+    if first < 2**32 and last < 2**32:
+        assert isinstance(packed, int)  # no tuple for the collector to track
+
+
+def test_a_call_history_saved_as_tuples_still_loads_and_repeats() -> None:
+    """States written before the turns were packed hold [first, last] pairs."""
+    log = Log()
+    log.call(1, path="a.py")
+    log.call(2, path="b.py")
+    log.compact(4)
+    log.call(5, path="a.py")
+    cfg = DetectConfig()
+    state = None
+    for event in log.events[:2]:
+        state, _ = step(state, event, cfg)
+    assert state is not None
+    fp = fingerprint("Read", {"path": "a.py"})
+    old_layout = msgspec.msgpack.encode(
+        [{k: list(unpack_turns(v)) for k, v in state.recent.by_fp.items()}]
+    )
+    recent = decode_part("recent", old_layout)
+    assert isinstance(recent, RecentCalls) and recent.by_fp[fp] == (1, 1)
+    state = msgspec.structs.replace(state, recent=recent)
+    assert state.call(fp) == (1, 1)
+    flags = []
+    for event in log.events[2:]:
+        state, raised = step(state, event, cfg)
+        flags += raised
+    assert [f.turn for f in flags] == [5] and flags == detect_all(log.events, cfg)

@@ -122,10 +122,16 @@ class Rig:
         return "\n".join(out)
 
     def assigned_input_partitions(self, index: int) -> set[int]:
-        """The input partitions worker ``index`` held after its latest rebalance (from its log)."""
+        """The input partitions worker ``index`` held after its latest rebalance (from its log,
+        which its sink process shares: only the detect group's assignments count)."""
         text = self.log_path(index).read_text(errors="replace")
-        blocks = text.split("Setting newly assigned partitions")
-        if len(blocks) < 2:
+        group = re.escape(self.settings.app_id)
+        blocks = re.findall(
+            rf"Setting newly assigned partitions((?:(?!Setting newly).)*?) for group {group}\s*$",
+            text,
+            re.S | re.M,
+        )
+        if not blocks:
             return set()
         topic = re.escape(self.settings.input_topic)
         m = re.search(rf"\|\s*{topic}\s*\|\s*\{{([^}}]*)\}}", blocks[-1])

@@ -121,3 +121,47 @@ def test_meta_carries_the_input_spans_and_an_older_record_still_loads() -> None:
     assert marker == (3, 7) and loaded is not None and loaded.meta == state.meta
     assert tables.spans("s9") == []
     assert unpack_meta(pack_meta(1, 2, b"[]", b"m")) == (1, 2, b"[]", b"m")
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes | None]] = []
+
+    def append(self, *, timestamp: Any, key: bytes, value: bytes | None, headers: Any) -> bool:
+        self.records.append((key, value))
+        return True
+
+
+class _BatchProducer:
+    """aiokafka's batch API, recording what each submitted batch held, by partition."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, bytes | None, int]] = []
+
+    def create_batch(self) -> _Builder:
+        return _Builder()
+
+    async def send_batch(self, batch: _Builder, topic: str, *, partition: int) -> None:
+        self.sent.extend((key, value, partition) for key, value in batch.records)
+
+
+def test_save_all_writes_what_save_writes_in_the_same_order_per_partition() -> None:
+    one, by_send = _tables()
+    two, _ = _tables()
+    batch = _BatchProducer()
+    two.app = SimpleNamespace(producer=SimpleNamespace(_ensure_producer=lambda: batch))  # type: ignore[assignment]
+    saves = []
+    for i, sid in enumerate(("a", "b", "c", "d")):
+        early, late = _state(sid, turns=4), _state(sid, turns=9)
+        saves += [(None, early, i % 2, 10 + i, None), (early, late, i % 2, 20 + i, None)]
+    for save in saves:
+        asyncio.run(one.save(*save))
+    written = asyncio.run(two.save_all(saves))
+    assert written == len(by_send.sent) == len(batch.sent)
+    for partition in (0, 1):
+        assert [s for s in batch.sent if s[2] == partition] == [
+            s for s in by_send.sent if s[2] == partition
+        ]
+    assert two.table.data == one.table.data
+    for sid in "abcd":
+        assert two.load(sid) == one.load(sid)
