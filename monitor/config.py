@@ -84,6 +84,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: Minimum restatement score to flag (100 x P(same), 0-100); unset: the scorer's own
     #: threshold, chosen on its validation split.
     restate_threshold: float | None = None
+    #: Keep a ledger of what must survive and check it at every compaction with summary text,
+    #: raising dropped_item and inverted_item flags. Off by default: end to end on the survival
+    #: corpus' test domains its flags are right a third of the time (README, "Survival check").
+    survival: bool = False
     #: Turns an event may arrive late by; such events are held and processed in turn order.
     reorder_turns: int = 0
     #: Seconds of event-time silence after which the worker drops a session's state.
@@ -146,6 +150,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             ignored_calls=polls,
             ignored_arguments=parse_ignored_arguments(self.ignored_arguments),
             restate_threshold=self.restate_threshold,
+            survival=self.survival,
             redact=self.redact,
             reorder_turns=self.reorder_turns,
             idle_expiry_s=self.idle_expiry_s,

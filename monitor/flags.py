@@ -8,8 +8,18 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-Signal = Literal["repeated_tool_call", "restated_instruction"]
-SIGNALS: Final[tuple[str, ...]] = ("repeated_tool_call", "restated_instruction")
+Signal = Literal["repeated_tool_call", "restated_instruction", "dropped_item", "inverted_item"]
+SIGNALS: Final[tuple[str, ...]] = (
+    "repeated_tool_call",
+    "restated_instruction",
+    "dropped_item",
+    "inverted_item",
+)
+#: The signals that are consequences of a loss, seen turns after it (the weekly sample keeps
+#: both represented).
+CONSEQUENCE_SIGNALS: Final[tuple[str, ...]] = ("repeated_tool_call", "restated_instruction")
+#: The signals of the survival check (raised at a compaction, about an earlier item).
+SURVIVAL_SIGNALS: Final[tuple[str, ...]] = ("dropped_item", "inverted_item")
 
 
 class Flag(msgspec.Struct, frozen=True, omit_defaults=False):

@@ -32,7 +32,7 @@ from typing import Any, Final
 from sqlalchemy import Row, func, select, text
 from sqlalchemy.orm import Session
 
-from monitor.flags import SIGNALS
+from monitor.flags import CONSEQUENCE_SIGNALS as SIGNALS
 
 #: Weights of the evidence-density components (each applied to ``ln(1 + x)``).
 W_SPANNING: Final = 2.0

@@ -15,14 +15,33 @@ from typing import Final
 
 import msgspec
 
+from monitor.detect import ledger as lg
+from monitor.detect import survival as sv
 from monitor.detect.config import DetectConfig
+from monitor.detect.lang import units
 from monitor.detect.repeats import check_call, excerpt
-from monitor.detect.restatements import MAX_LISTED, Judged, instructions_in, judge
+from monitor.detect.restatements import (
+    MAX_LISTED,
+    Judged,
+    MessageVerdict,
+    instructions_in,
+    judge,
+    remembered,
+)
 from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, Pending, SessionState
 from monitor.events import Event
 from monitor.flags import Flag, text_key
 
-__all__ = ["DetectConfig", "SessionState", "detect_all", "flush", "new_state", "step"]
+__all__ = [
+    "CHECK_CELLS",
+    "DetectConfig",
+    "SessionState",
+    "detect_all",
+    "flush",
+    "new_state",
+    "step",
+    "survival_counts",
+]
 
 #: Attribute keys copied from events into session attrs (and later into metric labels).
 SESSION_ATTRS = ("agent", "agent_version", "model", "compactor", "tenant", "parent_session")
@@ -145,6 +164,110 @@ def _text_fp(text: str) -> int:
     return zlib.crc32(" ".join(text.lower().split()).encode("utf-8", "surrogatepass")) or 1
 
 
+def _asking(ledger: lg.Ledger, asked: list[lg.Item]) -> lg.Ledger:
+    return lg.Ledger(ledger.items, tuple(asked)) if asked or ledger.asked else ledger
+
+
+def _ledger_after_user(
+    ledger: lg.Ledger, text: str, turn: int, verdict: MessageVerdict
+) -> lg.Ledger:
+    """The ledger after a typed user message: pending agent questions settled by it, the
+    constraints it contradicts revised (or revoked), its new constraints and references, and
+    the questions it asks waiting for the reply."""
+    ledger = lg.answered(ledger, text)
+    revising: set[str] = set()
+    for j in verdict.contradicted:
+        for it in ledger.items:
+            if it.cls == "constraint" and it.current_literal == j.earlier.text[: lg.LITERAL_CHARS]:
+                ledger = lg.revise(ledger, it.id, turn, j.sentence)
+                revising.add(j.sentence)
+    m = units.read(text)
+    new = list(lg.user_items(text, turn, list(remembered(m)), frozenset(revising)))
+    ledger = lg.add(ledger, new)
+    return _asking(ledger, lg.questions(text, turn, "user"))
+
+
+#: Where each (class, verdict) count sits in a check's counts (``Meta.last_check``).
+CHECK_CELLS: Final[dict[tuple[str, str], int]] = {
+    (c, v): i * len(sv.COUNTED) + j
+    for i, c in enumerate(lg.CLASSES)
+    for j, v in enumerate(sv.COUNTED)
+}
+_CELLS: Final = CHECK_CELLS
+
+
+def survival_counts(meta: Meta) -> dict[str, dict[str, dict[str, int]]]:
+    """The session's survival checks as compactor -> class -> verdict -> items (the store's
+    ``sessions.survival``, which ``monitor report`` sums)."""
+    return {
+        compactor: {
+            cls: {v: counts[_CELLS[(cls, v)]] for v in sv.COUNTED}
+            for cls in lg.CLASSES
+            if any(counts[_CELLS[(cls, v)]] for v in sv.COUNTED)
+        }
+        for compactor, counts in meta.survival.items()
+    }
+
+
+def _added(total: tuple[int, ...] | None, counts: tuple[int, ...]) -> tuple[int, ...]:
+    if not total:
+        return counts
+    return tuple(a + b for a, b in zip(total, counts, strict=True))
+
+
+def _survival_check(
+    ledger: lg.Ledger,
+    event: Event,
+    compactor: str | None,
+    attrs: dict[str, str],
+    cfg: DetectConfig,
+) -> tuple[lg.Ledger, list[Flag], tuple[int, ...]]:
+    """Every live item against the compaction's summary: the ledger with the verdicts seen,
+    a ``dropped_item`` flag per absent item, an ``inverted_item`` flag per contradicted one,
+    and the counts by class and verdict (all ``unchecked`` when the event has no summary)."""
+    ledger = lg.Ledger(ledger.items, ())  # a question pending at a compaction stays unsettled
+    counts = [0] * len(_CELLS)
+    text = event.text or ""
+    if not text.strip():
+        for it in ledger.items:
+            counts[_CELLS[(it.cls, "unchecked")]] += 1
+        return ledger, [], tuple(counts)
+    flags: list[Flag] = []
+    verdicts: dict[str, str] = {}
+    for c in sv.check_all(ledger.items, text):
+        it = c.item
+        counts[_CELLS[(it.cls, c.verdict)]] += 1
+        verdicts[it.id] = c.verdict
+        if c.verdict not in ("absent", "contradicted"):
+            continue
+        flags.append(
+            Flag(
+                session_id=event.session_id,
+                signal="dropped_item" if c.verdict == "absent" else "inverted_item",
+                turn=event.turn,
+                original_turn=it.turn,
+                compaction_turn=event.turn,
+                key=it.id,
+                evidence={
+                    "class": it.cls,
+                    "literal": excerpt(it.current_literal, cfg),
+                    "original": excerpt(it.literal, cfg) if it.revised else None,
+                    "speaker": it.speaker,
+                    "verdict": c.verdict,
+                    "sentence": excerpt(c.sentence, cfg) if c.sentence else None,
+                    "score": c.score,
+                    "item_turn": it.turn,
+                    "revised_turn": it.revised_turn if it.revised else None,
+                    "compactor": compactor,
+                },
+                event_id=event.event_id,
+                ts=event.ts,
+                attrs=attrs,
+            )
+        )
+    return lg.seen(ledger, verdicts, event.turn), flags, tuple(counts)
+
+
 def _restatement_flag(
     event: Event,
     meta: Meta,
@@ -215,7 +338,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
     attrs = _merged_attrs(meta.attrs, event) if event.attrs else meta.attrs
     kind = event.kind
     if attrs is meta.attrs:
-        if kind in _COUNTED_ONLY:
+        if kind in _COUNTED_ONLY and not (cfg.survival and kind == "assistant_message"):
             # About half of all events: only the counters move, and this path costs about
             # half of the generic one below.
             if kind == "assistant_message" and not meta.work_since_user:
@@ -228,7 +351,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                     meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
                 )
             return SessionState(
-                meta, state.calls, state.recent, state.instructions, state.pending
+                meta, state.calls, state.recent, state.instructions, state.pending, state.ledger
             ), []
         if kind == "tool_call":
             # The other common kind: its own path saves building the generic changes.
@@ -239,8 +362,11 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                 tool_calls=meta.tool_calls + 1, repeat_flags=repeats, work_since_user=True,
             )  # fmt: skip
             raised = [flag] if flag is not None else []
-            return SessionState(meta, calls, recent, state.instructions, state.pending), raised
+            return SessionState(
+                meta, calls, recent, state.instructions, state.pending, state.ledger
+            ), raised
     calls, recent, instructions = state.calls, state.recent, state.instructions
+    ledger = state.ledger
     flags: list[Flag] = []
     changes: dict[str, object] = {
         "events": meta.events + 1,
@@ -284,6 +410,8 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                     # asked has not been acted on, so it cannot have been forgotten.
                     history = tuple(i for i in history if i.turn < meta.last_user_turn)
                 verdict = judge(history, text, event.turn, cfg)
+                if cfg.survival:
+                    ledger = _ledger_after_user(ledger, text, event.turn, verdict)
                 if verdict.restated:
                     flag = _restatement_flag(event, meta, attrs, verdict.restated, cfg)
                     flags.append(flag)
@@ -294,6 +422,11 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                 if new:
                     items = (*instructions.items, *new)[-cfg.max_instructions :]
                     instructions = Instructions(items)
+    elif kind == "assistant_message" and cfg.survival:
+        text = (event.text or "")[: cfg.max_text_chars]
+        ledger = lg.answered(ledger, text)
+        ledger = lg.add(ledger, list(lg.assistant_items(text, event.turn)))
+        ledger = _asking(ledger, lg.questions(text, event.turn, "assistant"))
     elif kind == "compaction":
         compactor = (event.compaction.compactor if event.compaction else None) or attrs.get(
             "compactor"
@@ -301,12 +434,23 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
         changes["compactions"] = meta.compactions + 1
         changes["compaction_turns"] = (*meta.compaction_turns[-(MAX_COMPACTIONS - 1) :], event.turn)
         changes["compactor"] = compactor
+        if cfg.survival and (ledger.items or ledger.asked):
+            ledger, raised, counts = _survival_check(ledger, event, compactor, attrs, cfg)
+            flags.extend(raised)
+            changes["last_check"] = counts
+            name = compactor or "unknown"
+            changes["survival"] = {**meta.survival, name: _added(meta.survival.get(name), counts)}
+            dropped = sum(1 for f in raised if f.signal == "dropped_item")
+            if dropped:
+                changes["dropped_flags"] = meta.dropped_flags + dropped
+            if len(raised) > dropped:
+                changes["inverted_flags"] = meta.inverted_flags + len(raised) - dropped
     elif kind == "incident":
         changes["incident"] = True
     elif kind == "session_end":
         changes["ended"] = True
     meta = msgspec.structs.replace(meta, **changes)
-    return SessionState(meta, calls, recent, instructions, state.pending), flags
+    return SessionState(meta, calls, recent, instructions, state.pending, ledger), flags
 
 
 def detect_all(events: Iterable[Event], cfg: DetectConfig | None = None) -> list[Flag]:

@@ -145,6 +145,9 @@ class DetectConfig(msgspec.Struct, frozen=True):
     redact: bool = True
     #: Sessions idle longer than this (seconds, by the shell's clock) are dropped from state.
     idle_expiry_s: float = 7 * 24 * 3600.0
+    #: Keep a ledger of what must survive and check it against every compaction's summary
+    #: (``dropped_item`` and ``inverted_item`` flags). Off unless configured (``Settings``).
+    survival: bool = False
 
     def left_out(self, tool: str) -> frozenset[str] | None:
         """The argument fields the fingerprint of ``tool``'s calls leaves out, if any."""

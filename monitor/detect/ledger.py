@@ -53,6 +53,8 @@ class Item(msgspec.Struct, frozen=True, array_like=True, gc=False):
     revised_turn: int = -1
     revised: str = ""
     revised_unit: Unit | None = None
+    #: Verdicts at the compactions it was checked at, oldest first: (compaction turn, verdict).
+    seen: tuple[tuple[int, str], ...] = ()
 
     @property
     def current(self) -> Unit:
@@ -282,6 +284,40 @@ def revise(ledger: Ledger, item_id_: str, turn: int, span: str) -> Ledger:
     return msgspec.structs.replace(ledger, items=tuple(items))
 
 
+#: Verdicts kept per item (the latest compactions).
+MAX_SEEN: Final = 8
+
+
+def seen(ledger: Ledger, verdicts: dict[str, str], turn: int) -> Ledger:
+    """The ledger with each checked item's verdict at the compaction at ``turn`` recorded."""
+    if not verdicts:
+        return ledger
+    items = tuple(
+        msgspec.structs.replace(i, seen=(*i.seen, (turn, verdicts[i.id]))[-MAX_SEEN:])
+        if i.id in verdicts
+        else i
+        for i in ledger.items
+    )
+    return msgspec.structs.replace(ledger, items=items)
+
+
+def to_json(ledger: Ledger) -> list[dict[str, object]]:
+    """The live items as stored with the session (fixture drafts read them)."""
+    return [
+        {
+            "id": i.id,
+            "class": i.cls,
+            "turn": i.turn,
+            "speaker": i.speaker,
+            "literal": i.literal,
+            "revised": i.revised or None,
+            "revised_turn": i.revised_turn if i.revised else None,
+            "seen": [{"compaction_turn": t, "verdict": v} for t, v in i.seen],
+        }
+        for i in ledger.items
+    ]
+
+
 def answered(ledger: Ledger, reply: str) -> Ledger:
     """Settle the questions of the previous message by the other side's reply: deferred ones
     become items, answered ones are forgotten."""
@@ -308,5 +344,7 @@ __all__ = [
     "questions",
     "references",
     "revise",
+    "seen",
+    "to_json",
     "user_items",
 ]

@@ -20,6 +20,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from monitor.detect.ledger import Ledger
 from monitor.detect.restatements import Instruction
 from monitor.events import Event
 
@@ -71,6 +72,13 @@ class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     interrupted: bool = False
     #: Turn of the last typed user message.
     last_user_turn: int = -1
+    #: Survival-check flags raised (``dropped_item``, ``inverted_item``).
+    dropped_flags: int = 0
+    inverted_flags: int = 0
+    #: Items checked at this session's compactions: compactor -> counts by class and verdict
+    #: (``survival_counts`` reads them), and the counts of the latest compaction alone.
+    survival: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    last_check: tuple[int, ...] = ()
 
     @property
     def last_compaction(self) -> int | None:
@@ -134,6 +142,8 @@ class SessionState(msgspec.Struct, frozen=True, array_like=True, gc=False):
     recent: RecentCalls = msgspec.field(default_factory=RecentCalls)
     instructions: Instructions = msgspec.field(default_factory=Instructions)
     pending: Pending = msgspec.field(default_factory=Pending)
+    #: What must survive a compaction (``ledger.py``); last, so older states still load.
+    ledger: Ledger = msgspec.field(default_factory=Ledger)
 
     def call(self, fp: int) -> tuple[int, int] | None:
         """(first turn, last turn) of a call fingerprint, if remembered."""
@@ -145,15 +155,16 @@ class SessionState(msgspec.Struct, frozen=True, array_like=True, gc=False):
         return unpack_turns(found)
 
 
-Part = Literal["meta", "calls", "recent", "instructions", "pending"]
-PARTS: Final[tuple[Part, ...]] = ("meta", "calls", "recent", "instructions", "pending")
-PartValue = Meta | Calls | RecentCalls | Instructions | Pending
+Part = Literal["meta", "calls", "recent", "instructions", "pending", "ledger"]
+PARTS: Final[tuple[Part, ...]] = ("meta", "calls", "recent", "instructions", "pending", "ledger")
+PartValue = Meta | Calls | RecentCalls | Instructions | Pending | Ledger
 _PART_TYPES: Final = {
     "meta": Meta,
     "calls": Calls,
     "recent": RecentCalls,
     "instructions": Instructions,
     "pending": Pending,
+    "ledger": Ledger,
 }
 
 

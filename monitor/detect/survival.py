@@ -33,6 +33,8 @@ from monitor.detect.pairs import FEATURES, changes_value, features, opposite
 
 Verdict = Literal["verbatim", "supported", "absent", "contradicted"]
 VERDICTS: Final[tuple[Verdict, ...]] = ("verbatim", "supported", "absent", "contradicted")
+#: What a compaction counts per class: the verdicts, and items with no summary to check.
+COUNTED: Final[tuple[str, ...]] = (*VERDICTS, "unchecked")
 
 #: Summary sentences scored per item, the most overlapping first.
 MAX_SENTENCES: Final = 6
