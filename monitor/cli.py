@@ -228,14 +228,22 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
 
         def on_event(event: Any, flags: list[Any]) -> None:
             observe.observe_event(event)
+            meta = replay.states[event.session_id].meta
             if flags:
-                observe.observe_flags(flags, replay.states[event.session_id].meta.attrs)
+                observe.observe_flags(flags, meta.attrs)
+            if event.kind == "compaction":
+                observe.observe_check(meta)
 
         replay.on_event = on_event
     files = [i for i in inputs if not isinstance(i, Problem)]
     replay.run_located(_with_progress(read_located(inputs, args.format), files, args.progress))
     if sink is not None:
-        sink.close(replay.flagged_metas(), replay.flag_times, replay.session_sources())
+        sink.close(
+            replay.flagged_metas(),
+            replay.flag_times,
+            replay.session_sources(),
+            replay.session_items(),
+        )
     if metrics is not None:
         from monitor.metrics import write_metrics_file
 

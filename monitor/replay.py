@@ -159,12 +159,17 @@ class Replay:
         return SKIPPED if self.problems else OK
 
     def flagged_metas(self) -> list[Meta]:
-        """Sessions worth storing: those with a flag or a reported incident."""
-        return [
-            s.meta
-            for s in self.states.values()
-            if s.meta.repeat_flags or s.meta.restate_flags or s.meta.incident
-        ]
+        """Sessions worth storing: those with a flag, a reported incident, or items checked at
+        a compaction (the survival report counts every check, flagged or not)."""
+        from monitor.stream.records import is_reportable
+
+        return [s.meta for s in self.states.values() if is_reportable(s.meta)]
+
+    def session_items(self) -> dict[str, list[dict[str, Any]]]:
+        """The ledger items of the sessions stored (fixture drafts propose them)."""
+        from monitor.detect.ledger import to_json
+
+        return {sid: to_json(s.ledger) for sid, s in self.states.items() if s.ledger.items}
 
     def summary(self, top: int = 10) -> dict[str, Any]:
         metas = sorted(

@@ -64,6 +64,12 @@ class SessionRow(Base):
     restate_spanning: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: User messages sent again right after an interrupt (never flagged).
     retries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Survival-check flags, and the items checked at compactions: compactor -> class ->
+    #: verdict -> items (``monitor report`` sums them); the ledger's live items (drafts).
+    dropped_flags: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    inverted_flags: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    survival: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    items: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
     incident: Mapped[bool] = mapped_column(Boolean, default=False)
     compactor: Mapped[str | None] = mapped_column(String(128))
     agent: Mapped[str | None] = mapped_column(String(128))

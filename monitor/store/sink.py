@@ -39,8 +39,9 @@ class StoreSink:
         metas: Iterable[Meta],
         flag_times: dict[str, tuple[datetime, datetime]],
         sources: dict[str, list[dict[str, Any]]] | None = None,
+        items: dict[str, list[dict[str, Any]]] | None = None,
     ) -> None:
-        """Write what is buffered, then the sessions' counters (and input spans)."""
+        """Write what is buffered, then the sessions' counters (input spans, ledger items)."""
         self.flush()
         with self._maker.begin() as session:
-            upsert_sessions(session, list(metas), flag_times, sources)
+            upsert_sessions(session, list(metas), flag_times, sources, items)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
-from sqlalchemy import ColumnElement, CursorResult, func, select
+from sqlalchemy import ColumnElement, CursorResult, case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -77,7 +77,10 @@ def session_row(
     meta: Meta,
     flag_times: tuple[datetime, datetime] | None,
     sources: list[dict[str, Any]] | None = None,
+    items: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    from monitor.detect import survival_counts
+
     return {
         "session_id": meta.session_id,
         "first_seen": utc(meta.first_ts),
@@ -98,6 +101,10 @@ def session_row(
         "agent": meta.attrs.get("agent"),
         "attrs": dict(meta.attrs),
         "sources": sources,
+        "dropped_flags": meta.dropped_flags,
+        "inverted_flags": meta.inverted_flags,
+        "survival": survival_counts(meta) or None,
+        "items": items,
     }
 
 
@@ -111,6 +118,8 @@ _COUNTERS = (
     "restate_flags",
     "restate_spanning",
     "retries",
+    "dropped_flags",
+    "inverted_flags",
 )
 
 
@@ -119,6 +128,7 @@ def upsert_sessions(
     metas: Iterable[Meta],
     flag_times: dict[str, tuple[datetime, datetime]] | None = None,
     sources: dict[str, list[dict[str, Any]]] | None = None,
+    items: dict[str, list[dict[str, Any]]] | None = None,
 ) -> int:
     """Insert or update session rows from detector state; return how many rows were written.
 
@@ -129,7 +139,12 @@ def upsert_sessions(
     """
     flag_times = flag_times or {}
     sources = sources or {}
-    rows = [session_row(m, flag_times.get(m.session_id), sources.get(m.session_id)) for m in metas]
+    items = items or {}
+    rows = [
+        session_row(m, flag_times.get(m.session_id), sources.get(m.session_id),
+                    items.get(m.session_id))
+        for m in metas
+    ]  # fmt: skip
     if not rows:
         return 0
     if sources:
@@ -157,6 +172,15 @@ def upsert_sessions(
         last_flagged_at=newest(t.last_flagged_at, ex.last_flagged_at),
         incident=t.incident | ex.incident,
         compactor=func.coalesce(ex.compactor, t.compactor),
+        # The survival counts and the ledger are whole values, not counters: the newer state's
+        # replace them, and an older state replayed (fewer compactions, fewer events) does not.
+        survival=case(
+            (ex.compactions >= t.compactions, func.coalesce(ex.survival, t.survival)),
+            else_=t.survival,
+        ),
+        items=case(
+            (ex.events >= t.events, func.coalesce(ex["items"], t["items"])), else_=t["items"]
+        ),
         agent=func.coalesce(ex.agent, t.agent),
         attrs=ex.attrs,
         sources=func.coalesce(ex.sources, t.sources),

@@ -30,6 +30,7 @@ import msgspec
 
 from monitor import flags as flag_codec
 from monitor.detect import DetectConfig, step
+from monitor.detect.ledger import to_json as ledger_json
 from monitor.detect.session import SessionState
 from monitor.events import BadEvent, decode_record
 from monitor.flags import Flag
@@ -199,7 +200,8 @@ class Work:
         for sid, (old, new, marker) in self.states.items():
             if new is not old and records.is_reportable(new.meta):
                 spans = self.spans_of(sid).to_json()
-                summary = records.summarise(new.meta, by_session.get(sid, ()), spans or None)
+                items = ledger_json(new.ledger) if new.ledger.items else None
+                summary = records.summarise(new.meta, by_session.get(sid, ()), spans or None, items)
                 out.setdefault(marker[0], []).append(summary)
         return out
 
@@ -251,6 +253,8 @@ def register_detect(
             metrics.observe_step(event, seconds)
             if flags:
                 metrics.observe_flags(flags, state.meta.attrs)
+            if event.kind == "compaction":
+                metrics.observe_check(state.meta)
 
     async def detect(stream: Any) -> Any:
         # noack_take: we acknowledge records ourselves, once their state is saved (Faust's
@@ -358,8 +362,10 @@ def register_sinks(
             chunk = merged[start : start + batch]
             times = {s.session_id: t for s in chunk if (t := s.flag_times) is not None}
             spans = {s.session_id: s.sources for s in chunk if s.sources}
+            items = {s.session_id: s.items for s in chunk if s.items}
             with maker.begin() as session:
-                written += upsert_sessions(session, [s.to_meta() for s in chunk], times, spans)
+                metas = [s.to_meta() for s in chunk]
+                written += upsert_sessions(session, metas, times, spans, items)
         return written
 
     def sink(

@@ -38,6 +38,11 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
     #: Counters added later (absent from older workers' records: zero).
     restate_spanning: int = 0
     retries: int = 0
+    dropped_flags: int = 0
+    inverted_flags: int = 0
+    #: Survival checks by compactor (``Meta.survival``) and the ledger's live items.
+    survival: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    items: list[dict[str, Any]] | None = None
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
     #: First and last timestamp of the flags this summary was published with (if any).
     first_flag_ts: datetime | None = None
@@ -62,6 +67,9 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
             attrs=dict(self.attrs),
             restate_spanning=self.restate_spanning,
             retries=self.retries,
+            dropped_flags=self.dropped_flags,
+            inverted_flags=self.inverted_flags,
+            survival=dict(self.survival),
         )
 
     @property
@@ -73,11 +81,21 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
 
 def is_reportable(meta: Meta) -> bool:
     """Sessions the store keeps: with a flag or a reported incident (as ``monitor replay``)."""
-    return bool(meta.repeat_flags or meta.restate_flags or meta.incident)
+    return bool(
+        meta.repeat_flags
+        or meta.restate_flags
+        or meta.incident
+        or meta.dropped_flags
+        or meta.inverted_flags
+        or meta.survival
+    )
 
 
 def summarise(
-    meta: Meta, flags: Iterable[Flag] = (), sources: list[dict[str, Any]] | None = None
+    meta: Meta,
+    flags: Iterable[Flag] = (),
+    sources: list[dict[str, Any]] | None = None,
+    items: list[dict[str, Any]] | None = None,
 ) -> SessionSummary:
     times = [f.ts for f in flags]
     return SessionSummary(
@@ -96,6 +114,10 @@ def summarise(
         attrs=dict(meta.attrs),
         restate_spanning=meta.restate_spanning,
         retries=meta.retries,
+        dropped_flags=meta.dropped_flags,
+        inverted_flags=meta.inverted_flags,
+        survival=dict(meta.survival),
+        items=items,
         first_flag_ts=min(times) if times else None,
         last_flag_ts=max(times) if times else None,
         sources=sources,

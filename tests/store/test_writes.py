@@ -129,3 +129,19 @@ def test_session_counters_only_move_up(maker: sessionmaker[Session]) -> None:
         assert aware(row.last_flagged_at) == first[1]
         [listed] = list_sessions(s)
         assert listed["flags"] == 3 and listed["agent"] == "pi"
+
+
+def test_survival_counts_and_ledger_follow_the_newest_state(maker: sessionmaker[Session]) -> None:
+    cells = (0,) * 20
+    newer = meta(compactions=2, events=12, dropped_flags=1, survival={"v2": (1, *cells[1:])})
+    older = meta(compactions=1, events=8, survival={"v2": cells})
+    items = [{"id": "i1", "class": "constraint", "turn": 1, "literal": "Never push to main."}]
+    with maker.begin() as s:
+        upsert_sessions(s, [newer], items={"s1": items})
+    with maker.begin() as s:  # an older state redelivered keeps the newer counts and ledger
+        upsert_sessions(s, [older], items={"s1": []})
+    with maker() as s:
+        row = s.get(SessionRow, "s1")
+        assert row is not None
+        assert row.dropped_flags == 1 and row.items == items
+        assert row.survival and sum(sum(v.values()) for v in row.survival["v2"].values()) == 1
