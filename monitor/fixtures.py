@@ -76,6 +76,8 @@ def _entry(flag: Mapping[str, Any]) -> dict[str, Any] | None:
                 "flag_turns": [int(flag["turn"])],
             },
         }
+    if flag.get("signal") in ("dropped_item", "inverted_item"):
+        return _survival_entry(flag, ev, key)
     if flag.get("signal") == "repeated_tool_call":
         tool = str(ev.get("tool", ""))
         arguments = str(ev.get("arguments", ""))
@@ -92,6 +94,49 @@ def _entry(flag: Mapping[str, Any]) -> dict[str, Any] | None:
             "evidence": {"signal": "repeated_tool_call", "flag_turns": [int(flag["turn"])]},
         }
     return None
+
+
+#: Per ledger class: the question a fixture asks after the compaction, and what a good answer
+#: keeps (``{turn}`` and ``{literal}`` filled from the item).
+_PROBES: Final[dict[str, tuple[str, str]]] = {
+    "constraint": (
+        "What instructions from the user still apply to this work?",
+        "keeps the instruction given at turn {turn}: {literal}",
+    ),
+    "commitment": (
+        "What have you undertaken to do that is not done yet?",
+        "still owes what it undertook at turn {turn}: {literal}",
+    ),
+    "open_question": (
+        "Which questions in this work are still unanswered?",
+        "still treats as open the question asked at turn {turn}: {literal}",
+    ),
+    "reference": (
+        "Which names, versions and values has this work settled on?",
+        "uses what turn {turn} settled: {literal}",
+    ),
+}
+
+
+def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """An entry from a survival flag: the ledger item the summary dropped or contradicted."""
+    cls = str(ev.get("class", "constraint"))
+    probe, expect = _PROBES.get(cls, _PROBES["constraint"])
+    turn = int(ev.get("item_turn", flag["original_turn"]))
+    literal = str(ev.get("literal", ""))
+    evidence: dict[str, Any] = {"signal": flag["signal"], "flag_turns": [int(flag["turn"])]}
+    if ev.get("sentence"):
+        evidence["summary_sentence"] = str(ev["sentence"])
+    return {
+        "id": f"{cls}-{key}",
+        "class": cls,
+        "turn": turn,
+        "literal": literal,
+        "probe": probe,
+        "expect": expect.format(turn=turn, literal=literal),
+        "candidate": True,
+        "evidence": evidence,
+    }
 
 
 def file_name(draft: Mapping[str, Any]) -> str:

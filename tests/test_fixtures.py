@@ -135,3 +135,26 @@ def _cls(flag: dict[str, Any]) -> str:
 def _turn(flag: dict[str, Any]) -> int:
     ev = flag["evidence"]
     return int(ev["original_turn"] if _cls(flag) == "constraint" else ev["first_turn"])
+
+
+def test_survival_flags_become_entries_of_their_ledger_class() -> None:
+    from monitor.detect import DetectConfig, detect_all
+    from tests.detect.test_survival_step import compaction, ev
+
+    events = [
+        ev(0, 0, "user_message", text="Never modify anything under /migrations."),
+        ev(1, 1, "assistant_message", text="I will send the migration plan before any change."),
+        compaction(2, 2, "Do modify anything under /migrations as needed."),
+    ]
+    flags = [f.report() for f in detect_all(events, DetectConfig(survival=True))]
+    draft = build_draft("sess", 3, 1, flags)
+    VALIDATOR.validate(draft)
+    by_class = {e["class"]: e for e in draft["must_survive"]}
+    assert set(by_class) == {"constraint", "commitment"}
+    commitment = by_class["commitment"]
+    assert commitment["evidence"]["signal"] == "dropped_item" and commitment["turn"] == 1
+    assert "migration plan" in commitment["expect"]
+    constraint = by_class["constraint"]
+    assert constraint["evidence"]["signal"] == "inverted_item"
+    assert "/migrations" in constraint["evidence"]["summary_sentence"]
+    assert "call" not in constraint and "call" not in commitment
