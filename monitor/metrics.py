@@ -36,6 +36,8 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, M
 from prometheus_client.registry import Collector
 from prometheus_client.utils import INF, floatToGoString
 
+from monitor.detect import CHECK_CELLS
+from monitor.detect.session import Meta
 from monitor.events import KINDS, Event
 from monitor.flags import Flag
 
@@ -52,6 +54,7 @@ MetricName = Literal[
     "compactions_total",
     # Flags raised, by signal, compactor version and agent.
     "flags_total",
+    "survival_items_total",
     # Records that could not be decoded and went to the dead-letter topic, by reason.
     "dead_letters_total",
     # Wall time of one core step (decode to flags) in the shell.
@@ -239,6 +242,12 @@ class Metrics:
         self.flags = counter(
             "flags_total", "Flags raised by the detectors.", ["signal", "compactor", "agent"]
         )
+        self.survival = counter(
+            "survival_items_total",
+            "Ledger items checked at compactions, by compactor, item class and verdict "
+            "(verbatim, supported, absent, contradicted; unchecked: no summary text).",
+            ["compactor", "class", "verdict"],
+        )
         self.dead_letters = counter(
             "dead_letters_total", "Records dead-lettered because they could not be decoded.",
             ["reason"],
@@ -308,6 +317,19 @@ class Metrics:
 
     def observe_processing(self, seconds: float) -> None:
         self.processing.observe(max(0.0, seconds))
+
+    def observe_check(self, meta: Meta) -> None:
+        """Count the items the latest compaction checked (``Meta.last_check``): call after the
+        step of a compaction event."""
+        counts = meta.last_check
+        if not counts:
+            return
+        compactor = self.compactors(meta.compactor)
+        for (cls, verdict), at in CHECK_CELLS.items():
+            if counts[at]:
+                self.survival.labels(compactor=compactor, **{"class": cls}, verdict=verdict).inc(
+                    counts[at]
+                )
 
     def observe_step(self, event: Event, seconds: float) -> None:
         """``observe_event`` then ``observe_processing``, in the one call the detect agent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
-from monitor.detect import detect_all
+from monitor.detect import DetectConfig, detect_all
 from monitor.events import KINDS, Compaction, Event, Tool
 from monitor.flags import Flag
 from monitor.metrics import (
@@ -56,6 +57,26 @@ def _session(compactor: str | None, agent: str = "claude_code") -> list[Event]:
         _event(2, "compaction", compaction=Compaction(compactor=compactor)),
         _event(3),
     ]
+
+
+def _checked_meta() -> Any:
+    """The meta of a session whose compaction checked one constraint and dropped it."""
+    from monitor.replay import replay_events
+
+    ts = datetime(2026, 12, 1, tzinfo=UTC)
+    events = [
+        Event("u", "chk", 0, ts, "user_message", text="Never push to the release branch."),
+        Event("c", "chk", 1, ts, "compaction", text="We fixed the parser.",
+              compaction=Compaction(compactor="v1")),
+    ]  # fmt: skip
+    return replay_events(events, DetectConfig(survival=True)).states["chk"].meta
+
+
+def test_a_compaction_counts_its_checked_items_by_class_and_verdict() -> None:
+    m = build_metrics(CollectorRegistry())
+    m.observe_check(_checked_meta())
+    assert value(m, "survival_items_total", compactor="v1", verdict="absent",
+                 **{"class": "constraint"}) == 1  # fmt: skip
 
 
 def value(m: Metrics, name: str, **labels: str) -> float | None:
@@ -108,6 +129,7 @@ def test_every_metric_follows_the_naming_rules() -> None:
         m.observe_event(event)
     m.observe_flags(detect_all(_session("v1")))
     m.set_consumer_lag("agent-events", 0, 3)
+    m.observe_check(_checked_meta())
     families = list(m.registry.collect())
     assert len(families) >= 16
     for fam in families:

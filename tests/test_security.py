@@ -165,7 +165,10 @@ def test_sql_only_through_bound_parameters(pg_url: str, tmp_path: Path) -> None:
 
 
 #: Label names the monitor's metrics may carry (``le`` is the histograms' bucket label).
-ALLOWED_LABELS = {"kind", "compactor", "agent", "signal", "reason", "topic", "partition", "le"}
+ALLOWED_LABELS = {
+    "kind", "compactor", "agent", "signal", "reason", "topic", "partition", "le",
+    "class", "verdict",  # survival_items_total: fixed enums of four and five values
+}  # fmt: skip
 
 
 def _labels(page: str) -> dict[tuple[str, str], set[str]]:
