@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus
 
-from monitor.detect import detect_all
+from monitor.detect import DetectConfig, detect_all
 from monitor.events import Compaction, Event
 
 _T0 = datetime(2026, 11, 30, tzinfo=UTC)
@@ -78,7 +78,7 @@ def evaluate(cases: list[dict[str, Any]]) -> dict[str, Any]:
                 if signal:
                     want[signal].add((sid, turn, items[iid]["turn"]))
     got: dict[str, set[tuple[str, int, int]]] = {"dropped_item": set(), "inverted_item": set()}
-    for f in detect_all(evs):
+    for f in detect_all(evs, DetectConfig(survival=True)):
         if f.signal in got:
             got[f.signal].add((f.session_id, f.turn, f.original_turn))
     out: dict[str, Any] = {"sessions": sum(len(c["summaries"]) for c in cases)}
