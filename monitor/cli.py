@@ -20,7 +20,7 @@ import msgspec
 from monitor import __version__
 from monitor.adapters import FORMATS
 from monitor.config import Settings, load_settings, mask_url
-from monitor.errors import EXIT_STATUS_HELP, FATAL, OK, SKIPPED, USAGE, Fatal, describe
+from monitor.errors import BLOCKED, EXIT_STATUS_HELP, FATAL, OK, SKIPPED, USAGE, Fatal, describe
 from monitor.flags import SIGNALS
 from monitor.timespec import SINCE_FORMS, parse_since
 
@@ -204,6 +204,8 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         cfg = msgspec.structs.replace(
             cfg, ignored_tools=cfg.ignored_tools | names, ignored_calls=cfg.ignored_calls | polls
         )
+    if args.survival:
+        cfg = msgspec.structs.replace(cfg, survival=True)
     inputs = _inputs(args.paths)  # before the store: a failed read creates no database
     kept: list[Any] = []
     sink = None
@@ -321,6 +323,42 @@ def cmd_sessions(args: argparse.Namespace, settings: Settings) -> int:
     for r in rows:
         sys.stdout.write(session_line(r) + "\n")
     return OK
+
+
+def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
+    from monitor import report
+    from monitor.store.queries import survival_inputs
+
+    if args.against is not None and args.compactor is None:
+        raise Fatal("--against needs --compactor: the candidate it is compared with", USAGE)
+    try:
+        gates = report.parse_gates(args.gate or ())
+    except ValueError as exc:
+        raise Fatal(str(exc), USAGE) from None
+    with _maker(args, settings)() as session:
+        counts, downstream, compactions = survival_inputs(session, since=args.since)
+    doc = report.build(
+        report.merge(counts),
+        downstream,
+        compactions,
+        compactor=args.compactor,
+        against=args.against,
+        since=args.since.isoformat() if args.since else None,
+        gates=gates,
+    )
+    if args.json:
+        _dump(doc, sys.stdout)
+    elif not doc["compactors"]:
+        _say(
+            "no survival checks stored"
+            + (f" for {args.compactor}" if args.compactor else "")
+            + " (replay --survival, or the worker with MONITOR_SURVIVAL=1)"
+        )
+    else:
+        for line in report.text_lines(doc):
+            sys.stdout.write(line + "\n")
+    comparison = doc["comparison"]
+    return BLOCKED if comparison and comparison["blocks"] else OK
 
 
 def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
@@ -735,6 +773,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the configured ones (default: MONITOR_IGNORED_TOOLS)",
     )
     p.add_argument(
+        "--survival",
+        action="store_true",
+        help="also check what must survive against each compaction summary: dropped_item and "
+        "inverted_item flags, counts for monitor report (default: MONITOR_SURVIVAL, else off)",
+    )
+    p.add_argument(
         "--dry-run", action="store_true", help="write nothing to the store (default: write)"
     )
     p.add_argument(
@@ -792,6 +836,49 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     _add_filters(p, "sessions")
     p.set_defaults(func=cmd_sessions)
+
+    p = command(
+        "report",
+        "what each compactor's summaries kept, per item class, against its gate",
+        "Sum the survival checks stored (MONITOR_SURVIVAL): per compactor version and item "
+        "class, the items checked and how many the summaries kept verbatim, supported, dropped "
+        "or contradicted, the survival rate against the class's gate, and the flags raised "
+        "downstream per compaction. With --against, each class's difference from the "
+        "incumbent gets a 95% interval; a candidate worse beyond noise blocks (exit 4).",
+        _examples(
+            "monitor report",
+            "monitor report --compactor sum-v1.5 --against sum-v1.4 --since 14d",
+            "monitor report --json",
+        ),
+    )
+    _add_db(p)
+    p.add_argument(
+        "--compactor", metavar="VERSION", help="only this compactor version (default: every one)"
+    )
+    p.add_argument(
+        "--against",
+        metavar="VERSION",
+        help="compare --compactor with this incumbent version (default: no comparison)",
+    )
+    p.add_argument(
+        "--since",
+        metavar="TIME",
+        type=_since,
+        help=f"only sessions seen and flags raised since TIME: {SINCE_FORMS} (default: all)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON, schemas/survival-report.v1.json (default: text)",
+    )
+    p.add_argument(
+        "--gate",
+        action="append",
+        metavar="CLASS=SHARE",
+        help="share of a class that must survive, repeatable (default: constraint=0.95, "
+        "commitment=0.90, open_question=0.95, reference=0.98)",
+    )
+    p.set_defaults(func=cmd_report)
 
     p = command(
         "sample",

@@ -18,6 +18,8 @@ FATAL: Final = 1
 USAGE: Final = 2
 #: Finished, but some lines or files were skipped (counts and reasons on stderr).
 SKIPPED: Final = 3
+#: ``monitor report --against``: the candidate compactor is worse than the incumbent beyond noise.
+BLOCKED: Final = 4
 
 #: The text ``monitor --help`` and the README show for the statuses above.
 EXIT_STATUS_HELP: Final = """\
@@ -26,7 +28,9 @@ exit status:
   1  fatal: nothing, or not everything, could be processed (a missing path, a glob that
      matches nothing, a directory without logs, a bad or unreachable database)
   2  usage: a bad option or argument, or a bad configuration file
-  3  finished, but some lines or files were skipped (counts and reasons on stderr)"""
+  3  finished, but some lines or files were skipped (counts and reasons on stderr)
+  4  monitor report --against: the candidate compactor is worse than the incumbent beyond
+     noise in some class (the rows marked BLOCKS)"""
 
 
 class Fatal(Exception):

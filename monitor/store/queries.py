@@ -1,11 +1,12 @@
-"""Read side of the store: the on-call drill-down (``monitor flags``, ``monitor sessions``)."""
+"""Read side of the store: the on-call drill-down (``monitor flags``, ``monitor sessions``)
+and the survival report's inputs (``monitor report``)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from monitor.store.models import FlagRow, SessionRow
@@ -118,3 +119,35 @@ def list_sessions(
     if limit is not None:
         stmt = stmt.limit(limit)
     return [session_report(r) for r in session.scalars(stmt)]
+
+
+def survival_inputs(
+    session: Session, *, since: datetime | None = None
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]], dict[str, int]]:
+    """What ``monitor report`` sums: each stored session's survival counts, the flags per
+    compactor and signal, and the compactions per compactor.
+
+    ``since`` keeps sessions last seen at or after it, and flags raised at or after it.
+    Compactions are attributed to a session's latest compactor version (the store keeps no
+    per-compaction row), which is exact unless a session changed version midway.
+    """
+    sessions = select(SessionRow.survival, SessionRow.compactor, SessionRow.compactions)
+    flags = (
+        select(FlagRow.compactor, FlagRow.signal, func.count())
+        .where(FlagRow.compactor.is_not(None))
+        .group_by(FlagRow.compactor, FlagRow.signal)
+    )
+    if since is not None:
+        sessions = sessions.where(SessionRow.last_seen >= since.astimezone(UTC))
+        flags = flags.where(FlagRow.ts >= since.astimezone(UTC))
+    counts: list[dict[str, Any]] = []
+    compactions: dict[str, int] = {}
+    for survival, compactor, n in session.execute(sessions):
+        if survival:
+            counts.append(survival)
+        if compactor is not None and n:
+            compactions[compactor] = compactions.get(compactor, 0) + int(n)
+    downstream: dict[str, dict[str, int]] = {}
+    for compactor, signal, n in session.execute(flags):
+        downstream.setdefault(str(compactor), {})[signal] = int(n)
+    return counts, downstream, compactions
