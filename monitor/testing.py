@@ -150,15 +150,22 @@ _RESTATEMENTS = (
 _TOOLS = ("Read", "Bash", "Grep", "Edit", "TodoWrite")
 
 
-def generate_events(sessions: int, seed: int = 0, turns: int = 40, prefix: str = "s") -> list[Any]:
+def generate_events(
+    sessions: int, seed: int = 0, turns: int = 40, prefix: str = "s", summaries: bool = False
+) -> list[Any]:
     """A deterministic mix of sessions (interleaved, each in turn order) that exercises both
-    detectors: instructions, compactions, repeated calls and restatements after them."""
+    detectors: instructions, compactions, repeated calls and restatements after them.
+
+    ``summaries``: compactions carry summary text that keeps some instructions given so far and
+    drops the rest (for the survival check); drawn from a second generator, so the events are
+    otherwise the same as without it."""
     import random
     from datetime import UTC, datetime, timedelta
 
     from monitor.events import Compaction, Event, Tool
 
     rng = random.Random(seed)
+    kept = random.Random(seed + 7_919)
     base = datetime(2026, 1, 1, tzinfo=UTC)
     per_session: list[list[Event]] = []
     for s in range(sessions):
@@ -175,7 +182,11 @@ def generate_events(sessions: int, seed: int = 0, turns: int = 40, prefix: str =
                 steps.append((turn, "user_message", {"text": _INSTRUCTIONS[said[-1]]}))
             elif roll < 0.16:
                 compaction = Compaction(tokens_before=90_000, tokens_after=9_000, compactor="c1")
-                steps.append((turn, "compaction", {"compaction": compaction}))
+                body: dict[str, Any] = {"compaction": compaction}
+                if summaries:
+                    rules = [f"- {_INSTRUCTIONS[i]}" for i in said if kept.random() < 0.5]
+                    body["text"] = "\n".join(["Work so far: edits under src/.", *rules])
+                steps.append((turn, "compaction", body))
             elif roll < 0.2 and said:
                 steps.append((turn, "user_message", {"text": _RESTATEMENTS[rng.choice(said)]}))
             elif roll < 0.4 and calls:

@@ -19,7 +19,9 @@ import psycopg
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
+from monitor.detect import survival_counts
 from monitor.events import MAX_EVENT_BYTES, Compaction, Event, Tool, encode, encode_batch
+from monitor.replay import Replay
 from monitor.stream.deadletter import HEADER_INDEX, HEADER_REASON, HEADER_SIZE, MAX_PAYLOAD_BYTES
 from monitor.stream.produce import make_producer, produce_events
 from monitor.stream.topics import ensure_topics
@@ -42,8 +44,26 @@ def test_stream_equals_replay(rig: Rig) -> None:
     rig.wait_for(want_flags, want_sessions)
 
 
+def test_survival_flags_and_counts_stream_equal_replay(rig: Rig) -> None:
+    rig.overrides["survival"] = "true"
+    events = generate_events(60, seed=14, summaries=True)
+    want_flags, want_sessions = expected(events, rig.settings)
+    assert any(f[1] == "dropped_item" for f in want_flags)
+    replay = Replay(cfg=rig.settings.detect_config()).run(events)
+    want_counts = {m.session_id: survival_counts(m) for m in replay.flagged_metas()}
+    rig.start()
+    produce_events(events, rig.settings, batch=True)
+    rig.wait_for(want_flags, want_sessions)
+    rows = rig.query("SELECT session_id, survival, dropped_flags FROM sessions")
+    got = {sid: survival or {} for sid, survival, _ in rows}
+    assert got == want_counts
+    assert sum(n for *_, n in rows) == sum(f[1] == "dropped_item" for f in want_flags)
+
+
 def test_sigkill_mid_stream_then_restart(rig: Rig) -> None:
-    events = generate_events(150, seed=12)
+    # With the survival check on, so its ledger too must come back from the changelog.
+    rig.overrides["survival"] = "true"
+    events = generate_events(150, seed=12, summaries=True)
     want_flags, want_sessions = expected(events, rig.settings)
     worker = rig.start()
     # Single-event records; the last third is produced only after the kill, so the kill always
