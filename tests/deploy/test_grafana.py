@@ -137,6 +137,8 @@ def test_dashboard_covers_the_on_call_questions() -> None:
         "compaction_monitor_event_lag_seconds_bucket",
         "compaction_monitor_sink_write_errors_total",
         "compaction_monitor_intake_items_sampled_total[7d]",
+        "compaction_monitor_survival_items_total",  # survival per compactor and class
+        "compactor_class:compaction_monitor_survival_absent:ratio1h",  # against its budget
     ):
         assert needle in exprs, needle
 
