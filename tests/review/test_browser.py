@@ -97,6 +97,12 @@ class Keys:
         self.page.keyboard.type(text)
 
 
+def token_focused(page: Any) -> None:
+    """Wait until the login page's autofocus has put the cursor in the token field: typed
+    before that, on a loaded machine, the keys go nowhere."""
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'token'")
+
+
 def settled(page: Any) -> None:
     """Wait until the writes sent are answered and their panel is in (the script marks the
     body busy meanwhile)."""
@@ -113,6 +119,7 @@ def test_a_whole_item_reviewed_with_the_keyboard(
 
     page.goto(base + "/")
     assert page.url.startswith(base + "/login")
+    token_focused(page)
     keys.type(TOKEN)  # the token field has the focus
     keys.press("Enter")
     page.wait_for_url(base + "/")
@@ -232,6 +239,7 @@ def test_an_item_added_by_selecting_text_in_the_timeline(
     few = next(i for i in items if i["session_id"] == "review-few")
     page = page_of(browser)
     page.goto(base + "/login")
+    token_focused(page)
     page.keyboard.type(TOKEN)
     page.keyboard.press("Enter")
     page.wait_for_url(base + "/")
@@ -292,6 +300,7 @@ def test_anonymous_and_wrong_token_visitors_see_nothing(
     wrong = page.request.get(base + "/", headers={"Authorization": "Bearer not-a-token"})
     assert wrong.status == 401 and not any(sid in wrong.text() for sid in sids)
     page.goto(base + "/login")
+    token_focused(page)
     page.keyboard.type("not-a-reviewer-token")
     page.keyboard.press("Enter")
     page.wait_for_selector(".error")
