@@ -23,11 +23,15 @@ def build_draft(
     turns: int,
     compactions: int,
     flags: Iterable[Mapping[str, Any]],
+    items: Iterable[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """A draft from a session's flags (``Flag.report()`` / stored-flag shape).
+    """A draft from a session's flags (``Flag.report()`` / stored-flag shape) and, when the
+    survival check ran, its ledger items (``sessions.items``).
 
     One entry per distinct instruction or call (the flag ``key``), at its earliest turn, so a
-    session that restated the same thing five times yields one constraint.
+    session that restated the same thing five times yields one constraint. Every ledger item
+    checked at a compaction is a candidate too, flagged or not, with the verdict seen at each
+    compaction: a fixture should hold what survived as well as what was lost.
     """
     found: dict[str, list[dict[str, Any]]] = {}
     compaction_turns: set[int] = set()
@@ -40,10 +44,35 @@ def build_draft(
         if entry is not None:
             found.setdefault(entry["id"], []).append(entry)
     entries = []
+    #: (entry id, compaction turn) -> what a survival flag said of it there.
+    flagged: dict[tuple[str, int], dict[str, Any]] = {}
     for same in found.values():
         first = min(same, key=lambda e: (e["turn"], e["evidence"]["flag_turns"][0]))
         first["evidence"]["flag_turns"] = sorted({e["evidence"]["flag_turns"][0] for e in same})
+        for e in same:
+            for v in e.pop("seen", ()):
+                flagged[(first["id"], v["compaction_turn"])] = v
+        seen = sorted((v for (i, _), v in flagged.items() if i == first["id"]),
+                      key=lambda v: v["compaction_turn"])  # fmt: skip
+        if seen:
+            first["seen"] = seen
         entries.append(first)
+    by_id = {e["id"]: e for e in entries}
+    for item in items or ():
+        if not item.get("seen"):
+            continue  # never live at a compaction: nothing was asked of a summary
+        entry = by_id.get(f"{item['class']}-{item['id']}")
+        if entry is None:
+            entry = _ledger_entry(item)
+            by_id[entry["id"]] = entry
+            entries.append(entry)
+        # The ledger's verdicts, with the flag's compactor and sentence where one was raised.
+        entry["seen"] = [
+            flagged.get((entry["id"], int(v["compaction_turn"])))
+            or {"compaction_turn": int(v["compaction_turn"]), "verdict": str(v["verdict"])}
+            for v in item["seen"]
+        ]
+        compaction_turns.update(int(v["compaction_turn"]) for v in item["seen"])
     must_survive = sorted(entries, key=lambda e: (e["turn"], e["class"], e["id"]))
     return {
         "format": FORMAT,
@@ -81,7 +110,9 @@ def _entry(flag: Mapping[str, Any]) -> dict[str, Any] | None:
     if flag.get("signal") == "repeated_tool_call":
         tool = str(ev.get("tool", ""))
         arguments = str(ev.get("arguments", ""))
-        turn = int(ev.get("first_turn", flag["original_turn"]))
+        # The latest result before the compaction, not the first: the file may have changed
+        # between the two, and the fixture asks what the agent last saw.
+        turn = int(flag["original_turn"])
         return {
             "id": f"reference-{key}",
             "class": "reference",
@@ -109,13 +140,31 @@ _PROBES: Final[dict[str, tuple[str, str]]] = {
     ),
     "open_question": (
         "Which questions in this work are still unanswered?",
-        "still treats as open the question asked at turn {turn}: {literal}",
+        "no: still open, the question asked at turn {turn}: {literal}",
     ),
     "reference": (
         "Which names, versions and values has this work settled on?",
         "uses what turn {turn} settled: {literal}",
     ),
 }
+
+
+def _ledger_entry(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A candidate from a ledger item no flag named; its current (revised) wording is what
+    must survive."""
+    cls = str(item["class"])
+    probe, expect = _PROBES.get(cls, _PROBES["constraint"])
+    turn = int(item["turn"])
+    literal = str(item.get("revised") or item["literal"])
+    return {
+        "id": f"{cls}-{item['id']}",
+        "class": cls,
+        "turn": turn,
+        "literal": literal,
+        "probe": probe,
+        "expect": expect.format(turn=turn, literal=literal),
+        "candidate": True,
+    }
 
 
 def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) -> dict[str, Any]:
@@ -125,8 +174,13 @@ def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) ->
     turn = int(ev.get("item_turn", flag["original_turn"]))
     literal = str(ev.get("literal", ""))
     evidence: dict[str, Any] = {"signal": flag["signal"], "flag_turns": [int(flag["turn"])]}
+    default = "absent" if flag["signal"] == "dropped_item" else "contradicted"
+    verdict = ev.get("verdict") or default
+    seen: dict[str, Any] = {"compaction_turn": int(flag["turn"]), "verdict": str(verdict)}
+    if ev.get("compactor"):
+        seen["compactor"] = str(ev["compactor"])
     if ev.get("sentence"):
-        evidence["summary_sentence"] = str(ev["sentence"])
+        evidence["summary_sentence"] = seen["sentence"] = str(ev["sentence"])
     return {
         "id": f"{cls}-{key}",
         "class": cls,
@@ -136,6 +190,7 @@ def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) ->
         "expect": expect.format(turn=turn, literal=literal),
         "candidate": True,
         "evidence": evidence,
+        "seen": [seen],
     }
 
 

@@ -343,7 +343,9 @@ def run_week(session: Session, week: str, n: int = 20, *, seed: str | None = Non
     from monitor.fixtures import build_draft
 
     drafts = {
-        sid: build_draft(sid, rows[sid].turns, rows[sid].compactions, flags.get(sid, []))
+        sid: build_draft(
+            sid, rows[sid].turns, rows[sid].compactions, flags.get(sid, []), rows[sid].items
+        )
         for sid in ids
     }
     return intake.add_items(session, week, picks, drafts)

@@ -72,7 +72,7 @@ def test_a_restated_instruction_becomes_a_constraint_at_its_earliest_wording() -
 def test_a_repeated_call_becomes_a_reference_to_its_first_result() -> None:
     draft = build_draft("sess", 40, 1, [repeated(33, 7, "Read", '{"path":"a.py"}')])
     (ref,) = draft["must_survive"]
-    assert ref["class"] == "reference" and ref["turn"] == 7
+    assert ref["class"] == "reference" and ref["turn"] == 10  # the latest result, not the first
     assert ref["call"] == {"tool": "Read", "arguments": '{"path":"a.py"}'}
     assert "Read" in ref["probe"] and ref["literal"].startswith("Read ")
     assert draft["source"] == {"flags": 1, "compaction_turns": [32]}
@@ -134,7 +134,7 @@ def _cls(flag: dict[str, Any]) -> str:
 
 def _turn(flag: dict[str, Any]) -> int:
     ev = flag["evidence"]
-    return int(ev["original_turn"] if _cls(flag) == "constraint" else ev["first_turn"])
+    return int(ev["original_turn"] if _cls(flag) == "constraint" else flag["original_turn"])
 
 
 def test_survival_flags_become_entries_of_their_ledger_class() -> None:
@@ -158,3 +158,39 @@ def test_survival_flags_become_entries_of_their_ledger_class() -> None:
     assert constraint["evidence"]["signal"] == "inverted_item"
     assert "/migrations" in constraint["evidence"]["summary_sentence"]
     assert "call" not in constraint and "call" not in commitment
+    assert constraint["seen"][0]["verdict"] == "contradicted"
+    assert constraint["seen"][0]["compactor"] is None or isinstance(
+        constraint["seen"][0]["compactor"], str
+    )
+
+
+def test_every_ledger_item_checked_at_a_compaction_is_a_candidate() -> None:
+    from monitor.detect import DetectConfig, step
+    from monitor.detect.ledger import to_json
+    from tests.detect.test_survival_step import compaction, ev
+
+    events = [
+        ev(0, 0, "user_message", text="Never modify anything under /migrations."),
+        ev(1, 1, "user_message", text="Use pnpm for every install."),
+        compaction(2, 2, "- Never modify anything under /migrations."),
+        ev(3, 3, "user_message", text="Keep the /v1/charges response shape the same."),
+    ]
+    state, flags = None, []
+    for e in events:
+        state, raised = step(state, e, DetectConfig(survival=True))
+        flags.extend(f.report() for f in raised)
+    assert state is not None
+    draft = build_draft("sess", 4, 1, flags, to_json(state.ledger))
+    VALIDATOR.validate(draft)
+    by_literal = {e["literal"]: e for e in draft["must_survive"]}
+    # Kept at the compaction: a candidate all the same, with its verdict.
+    kept = by_literal["Never modify anything under /migrations."]
+    assert kept["seen"] == [{"compaction_turn": 2, "verdict": "verbatim"}]
+    assert "evidence" not in kept
+    # Dropped there: from its flag, with the flag's evidence and the ledger's verdict.
+    dropped = by_literal["Use pnpm for every install."]
+    assert dropped["evidence"]["signal"] == "dropped_item"
+    assert [v["verdict"] for v in dropped["seen"]] == ["absent"]
+    # Stated after the last compaction: nothing was asked of a summary yet.
+    assert "Keep the /v1/charges response shape the same." not in by_literal
+    assert draft["source"]["compaction_turns"] == [2]
