@@ -43,9 +43,15 @@ def flag_lines(row: dict[str, Any], chars: int) -> list[str]:
 
 
 def session_line(row: dict[str, Any]) -> str:
+    lost = row.get("dropped_flags", 0) + row.get("inverted_flags", 0)
+    survival = (
+        f", dropped {row.get('dropped_flags', 0)}, inverted {row.get('inverted_flags', 0)}"
+        if lost
+        else ""
+    )
     return (
         f"{row['session_id']}  flags {row['flags']} (repeat {row['repeat_flags']}, restate "
-        f"{row['restate_flags']})  compactions {row['compactions']}  turns {row['turns']}"
+        f"{row['restate_flags']}{survival})  compactions {row['compactions']}  turns {row['turns']}"
         f"  {row.get('agent') or '-'}  {row.get('compactor') or '-'}"
         f"{'  INCIDENT' if row['incident'] else ''}"
     )

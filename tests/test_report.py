@@ -155,6 +155,10 @@ def test_the_report_agrees_with_the_stored_flags(
     assert main(["db", "upgrade", "--db", db]) == 0  # Postgres is never created by a replay
     assert main(["replay", str(log), "--db", db, "--survival", "--no-progress"]) == 0
     flags = run_json(capsys, "flags", "--db", db, "--json")["flags"]
+    # Sessions whose summaries kept everything are stored for the report, not listed as flagged.
+    listed = run_json(capsys, "sessions", "--db", db, "--json")["sessions"]
+    assert {r["session_id"] for r in listed} == {f["session_id"] for f in flags}
+    assert all(r["flags"] == r["dropped_flags"] + r["inverted_flags"] for r in listed)
     doc = run_json(capsys, "report", "--db", db, "--json")
     VALIDATOR.validate(doc)
     for row in doc["compactors"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from monitor.store.models import FlagRow, SessionRow
@@ -81,9 +81,11 @@ def session_report(row: SessionRow) -> dict[str, Any]:
         "tool_calls": row.tool_calls,
         "user_messages": row.user_messages,
         "compactions": row.compactions,
-        "flags": row.repeat_flags + row.restate_flags,
+        "flags": row.repeat_flags + row.restate_flags + row.dropped_flags + row.inverted_flags,
         "repeat_flags": row.repeat_flags,
         "restate_flags": row.restate_flags,
+        "dropped_flags": row.dropped_flags,
+        "inverted_flags": row.inverted_flags,
         "incident": row.incident,
         "compactor": row.compactor,
         "agent": row.agent,
@@ -105,8 +107,18 @@ def list_sessions(
     ``signal``: sessions with a stored flag of that signal; ``since``: flagged at or after it
     (its latest flag's event time); ``compactor``: the session's latest compactor version.
     """
-    total = SessionRow.repeat_flags + SessionRow.restate_flags
-    stmt = select(SessionRow).order_by(total.desc(), SessionRow.session_id)
+    total = (
+        SessionRow.repeat_flags
+        + SessionRow.restate_flags
+        + SessionRow.dropped_flags
+        + SessionRow.inverted_flags
+    )
+    # Sessions stored only for their survival counts (checked, nothing lost) are not flagged.
+    stmt = (
+        select(SessionRow)
+        .where(or_(total > 0, SessionRow.incident))
+        .order_by(total.desc(), SessionRow.session_id)
+    )
     if signal is not None:
         flagged = select(FlagRow.session_id).where(FlagRow.signal == signal)
         stmt = stmt.where(SessionRow.session_id.in_(flagged))
