@@ -37,6 +37,10 @@ def flag_lines(row: dict[str, Any], chars: int) -> list[str]:
     elif "later" in ev:
         later, earlier = ev.get("later", ""), ev.get("earlier", "")
         what = f"{later!r} restates turn {row['original_turn']}: {earlier!r}"
+    elif "verdict" in ev:
+        what = f"{ev.get('class')} {ev.get('literal', '')!r} {ev['verdict']} in the summary"
+        if ev.get("sentence"):
+            what += f": {ev['sentence']!r}"
     else:
         what = ", ".join(f"{k}={v}" for k, v in ev.items() if k != "compactor")
     return [head, f"    {cut(what, chars)}", f"    at {where(row.get('source'))}"]

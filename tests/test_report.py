@@ -180,6 +180,10 @@ def test_the_report_agrees_with_the_stored_flags(
                    "--json")["comparison"]  # fmt: skip
     assert cmp["candidate"] == "sum-v2" and cmp["blocks"] == []
     capsys.readouterr()
+    assert main(["flags", "--db", db, "--signal", "inverted_item"]) == 0
+    shown = capsys.readouterr().out
+    assert "constraint 'Keep the /v1/charges response shape the same.' contradicted" in shown
+    assert shown.count("inverted_item") == 1
     assert main(["report", "--db", db]) == 0
     text = capsys.readouterr().out
     assert "sum-v1: " in text and "BELOW GATE" in text
