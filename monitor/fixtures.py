@@ -149,15 +149,11 @@ _PROBES: Final[dict[str, tuple[str, str]]] = {
 }
 
 
-def _ledger_entry(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A candidate from a ledger item no flag named; its current (revised) wording is what
-    must survive."""
-    cls = str(item["class"])
+def _candidate(cls: str, item_id: str, turn: int, literal: str) -> dict[str, Any]:
+    """An entry for a ledger item, with the probe and expected answer of its class."""
     probe, expect = _PROBES.get(cls, _PROBES["constraint"])
-    turn = int(item["turn"])
-    literal = str(item.get("revised") or item["literal"])
     return {
-        "id": f"{cls}-{item['id']}",
+        "id": f"{cls}-{item_id}",
         "class": cls,
         "turn": turn,
         "literal": literal,
@@ -167,12 +163,17 @@ def _ledger_entry(item: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _ledger_entry(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A candidate from a ledger item no flag named; its current (revised) wording is what
+    must survive."""
+    literal = str(item.get("revised") or item["literal"])
+    return _candidate(str(item["class"]), str(item["id"]), int(item["turn"]), literal)
+
+
 def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) -> dict[str, Any]:
     """An entry from a survival flag: the ledger item the summary dropped or contradicted."""
-    cls = str(ev.get("class", "constraint"))
-    probe, expect = _PROBES.get(cls, _PROBES["constraint"])
     turn = int(ev.get("item_turn", flag["original_turn"]))
-    literal = str(ev.get("literal", ""))
+    entry = _candidate(str(ev.get("class", "constraint")), key, turn, str(ev.get("literal", "")))
     evidence: dict[str, Any] = {"signal": flag["signal"], "flag_turns": [int(flag["turn"])]}
     default = "absent" if flag["signal"] == "dropped_item" else "contradicted"
     verdict = ev.get("verdict") or default
@@ -181,17 +182,7 @@ def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) ->
         seen["compactor"] = str(ev["compactor"])
     if ev.get("sentence"):
         evidence["summary_sentence"] = seen["sentence"] = str(ev["sentence"])
-    return {
-        "id": f"{cls}-{key}",
-        "class": cls,
-        "turn": turn,
-        "literal": literal,
-        "probe": probe,
-        "expect": expect.format(turn=turn, literal=literal),
-        "candidate": True,
-        "evidence": evidence,
-        "seen": [seen],
-    }
+    return {**entry, "evidence": evidence, "seen": [seen]}
 
 
 def file_name(draft: Mapping[str, Any]) -> str:
