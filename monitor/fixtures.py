@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from monitor.probes import probe
+
 FORMAT: Final = "fixture-draft.v1"
 
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
@@ -92,13 +94,7 @@ def _entry(flag: Mapping[str, Any]) -> dict[str, Any] | None:
         turn = int(ev.get("original_turn", flag["original_turn"]))
         literal = str(ev.get("earlier", ""))
         return {
-            "id": f"constraint-{key}",
-            "class": "constraint",
-            "turn": turn,
-            "literal": literal,
-            "probe": "What instructions from the user still apply to this work?",
-            "expect": f"keeps the instruction given at turn {turn}: {literal}",
-            "candidate": True,
+            **_candidate("constraint", key, turn, literal),
             "evidence": {
                 "signal": "restated_instruction",
                 "restated_as": str(ev.get("later", "")),
@@ -127,38 +123,18 @@ def _entry(flag: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-#: Per ledger class: the question a fixture asks after the compaction, and what a good answer
-#: keeps (``{turn}`` and ``{literal}`` filled from the item).
-_PROBES: Final[dict[str, tuple[str, str]]] = {
-    "constraint": (
-        "What instructions from the user still apply to this work?",
-        "keeps the instruction given at turn {turn}: {literal}",
-    ),
-    "commitment": (
-        "What have you undertaken to do that is not done yet?",
-        "still owes what it undertook at turn {turn}: {literal}",
-    ),
-    "open_question": (
-        "Which questions in this work are still unanswered?",
-        "no: still open, the question asked at turn {turn}: {literal}",
-    ),
-    "reference": (
-        "Which names, versions and values has this work settled on?",
-        "uses what turn {turn} settled: {literal}",
-    ),
-}
-
-
-def _candidate(cls: str, item_id: str, turn: int, literal: str) -> dict[str, Any]:
-    """An entry for a ledger item, with the probe and expected answer of its class."""
-    probe, expect = _PROBES.get(cls, _PROBES["constraint"])
+def _candidate(
+    cls: str, item_id: str, turn: int, literal: str, speaker: str = "user"
+) -> dict[str, Any]:
+    """An entry for a ledger item, with the probe and expected answer phrased for its class."""
+    question, expect = probe(cls, literal, turn, speaker)
     return {
         "id": f"{cls}-{item_id}",
         "class": cls,
         "turn": turn,
         "literal": literal,
-        "probe": probe,
-        "expect": expect.format(turn=turn, literal=literal),
+        "probe": question,
+        "expect": expect,
         "candidate": True,
     }
 
@@ -167,13 +143,20 @@ def _ledger_entry(item: Mapping[str, Any]) -> dict[str, Any]:
     """A candidate from a ledger item no flag named; its current (revised) wording is what
     must survive."""
     literal = str(item.get("revised") or item["literal"])
-    return _candidate(str(item["class"]), str(item["id"]), int(item["turn"]), literal)
+    speaker = str(item.get("speaker") or "user")
+    return _candidate(str(item["class"]), str(item["id"]), int(item["turn"]), literal, speaker)
 
 
 def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) -> dict[str, Any]:
     """An entry from a survival flag: the ledger item the summary dropped or contradicted."""
     turn = int(ev.get("item_turn", flag["original_turn"]))
-    entry = _candidate(str(ev.get("class", "constraint")), key, turn, str(ev.get("literal", "")))
+    entry = _candidate(
+        str(ev.get("class", "constraint")),
+        key,
+        turn,
+        str(ev.get("literal", "")),
+        str(ev.get("speaker") or "user"),
+    )
     evidence: dict[str, Any] = {"signal": flag["signal"], "flag_turns": [int(flag["turn"])]}
     default = "absent" if flag["signal"] == "dropped_item" else "contradicted"
     verdict = ev.get("verdict") or default
@@ -183,6 +166,37 @@ def _survival_entry(flag: Mapping[str, Any], ev: Mapping[str, Any], key: str) ->
     if ev.get("sentence"):
         evidence["summary_sentence"] = seen["sentence"] = str(ev["sentence"])
     return {**entry, "evidence": evidence, "seen": [seen]}
+
+
+def with_summaries(draft: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The draft with the summaries its items were checked against: each compaction of the
+    captured transcript (``capture.clean`` shape, already redacted and capped), in turn order.
+
+    The store keeps no summary text, so a draft gains them when its session is captured; a
+    compaction the capture lost, or one that carried no summary, is listed without one.
+    """
+    out = dict(draft)
+    found: dict[int, dict[str, Any]] = {}
+    for e in events:
+        if e.get("kind") != "compaction":
+            continue
+        turn = int(e["turn"])
+        compactor = (e.get("compaction") or {}).get("compactor") or (e.get("attrs") or {}).get(
+            "compactor"
+        )
+        text = e.get("text")
+        entry: dict[str, Any] = {"turn": turn, "summary": text if text else None}
+        if compactor:
+            entry["compactor"] = str(compactor)
+        found.setdefault(turn, entry)
+    checked = {
+        int(v["compaction_turn"]) for e in draft.get("must_survive", ()) for v in e.get("seen", ())
+    }
+    for turn in checked - found.keys():
+        found[turn] = {"turn": turn, "summary": None}
+    if found:
+        out["compactions"] = [found[t] for t in sorted(found)]
+    return out
 
 
 def file_name(draft: Mapping[str, Any]) -> str:

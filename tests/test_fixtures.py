@@ -10,7 +10,7 @@ import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.fixtures import build_draft, file_name
+from monitor.fixtures import build_draft, file_name, with_summaries
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "schemas" / "fixture-draft.v1.json").read_text()
@@ -153,7 +153,9 @@ def test_survival_flags_become_entries_of_their_ledger_class() -> None:
     assert set(by_class) == {"constraint", "commitment"}
     commitment = by_class["commitment"]
     assert commitment["evidence"]["signal"] == "dropped_item" and commitment["turn"] == 1
-    assert "migration plan" in commitment["expect"]
+    assert "send the migration plan before any change" in commitment["probe"]
+    assert commitment["expect"].startswith("yes")
+    assert by_class["constraint"]["probe"].startswith("Is the agent forbidden to modify")
     constraint = by_class["constraint"]
     assert constraint["evidence"]["signal"] == "inverted_item"
     assert "/migrations" in constraint["evidence"]["summary_sentence"]
@@ -194,3 +196,21 @@ def test_every_ledger_item_checked_at_a_compaction_is_a_candidate() -> None:
     # Stated after the last compaction: nothing was asked of a summary yet.
     assert "Keep the /v1/charges response shape the same." not in by_literal
     assert draft["source"]["compaction_turns"] == [2]
+
+
+def test_summaries_are_listed_by_turn_and_a_lost_one_is_named_without_text() -> None:
+    draft = {"must_survive": [{"seen": [{"compaction_turn": 9}, {"compaction_turn": 30}]}]}
+    events = [
+        {"kind": "user_message", "turn": 1, "text": "not a summary"},
+        {"kind": "compaction", "turn": 30, "text": "later summary", "attrs": {"compactor": "c2"}},
+        {"kind": "compaction", "turn": 9, "text": "", "compaction": {"compactor": "c1"}},
+    ]
+    got = with_summaries(draft, events)
+    assert got["compactions"] == [
+        {"turn": 9, "summary": None, "compactor": "c1"},
+        {"turn": 30, "summary": "later summary", "compactor": "c2"},
+    ]
+    assert "compactions" not in draft  # the input is not changed
+    lost = with_summaries(draft, events[:1])["compactions"]
+    assert lost == [{"turn": 9, "summary": None}, {"turn": 30, "summary": None}]
+    assert "compactions" not in with_summaries({"must_survive": []}, events[:1])
