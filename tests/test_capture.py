@@ -438,3 +438,39 @@ def test_sampling_captures_what_the_provenance_names(
         if sp["session_id"] == sid
     ]
     assert third.status == "gone" and "the file is gone" in third.notes[0]
+
+
+def test_a_captured_draft_carries_the_summaries_it_was_checked_against(
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import jsonschema
+    from sqlalchemy import select
+
+    from monitor.cli import main
+    from monitor.store.db import make_engine, make_sessionmaker
+    from monitor.store.models import IntakeItem
+    from monitor.testing import review_session, write_events
+
+    events = review_session("cap-sum", 6, 60)
+    summaries = {e.turn: e.text for e in events if e.kind == "compaction"}
+    assert summaries and all(summaries.values())
+    path = tmp_path / "sessions.jsonl"
+    write_events(path, events)
+    assert main(["replay", str(path), "--db", store_url, "--survival", "--no-progress"]) == 0
+    assert main(["sample", "--week", "2026-W48", "--n", "1", "--db", store_url]) == 0
+    assert "transcripts: 1 captured" in capsys.readouterr().err
+
+    engine = make_engine(store_url)
+    try:
+        with make_sessionmaker(engine)() as s:
+            (draft,) = s.scalars(select(IntakeItem.draft))
+    finally:
+        engine.dispose()
+    schema = json.loads((Path(__file__).parents[1] / "schemas/fixture-draft.v1.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(draft)
+    assert {c["turn"]: c["summary"] for c in draft["compactions"]} == summaries
+    assert {c["compactor"] for c in draft["compactions"]} == {"sum-v2.0"}
+    checked = {v["compaction_turn"] for e in draft["must_survive"] for v in e.get("seen", ())}
+    assert checked and checked <= summaries.keys()

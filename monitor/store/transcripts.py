@@ -84,7 +84,8 @@ def focus_turns(session: Session, session_ids: Sequence[str]) -> dict[str, set[i
 
 
 def save(session: Session, item_id: int, got: Capture, now: datetime) -> None:
-    """Store (or replace) an item's transcript."""
+    """Store (or replace) an item's transcript, and give the item's draft the compaction
+    summaries it holds (``fixtures.with_summaries``)."""
     row = {
         "item_id": item_id,
         "session_id": got.session_id,
@@ -102,6 +103,11 @@ def save(session: Session, item_id: int, got: Capture, now: datetime) -> None:
         index_elements=["item_id"], set_={k: stmt.excluded[k] for k in row if k != "item_id"}
     )
     session.execute(stmt)
+    item = session.get(IntakeItem, item_id)
+    if item is not None and item.draft is not None and got.events:
+        from monitor.fixtures import with_summaries
+
+        item.draft = with_summaries(item.draft, got.events)
 
 
 def load(session: Session, item_id: int) -> TranscriptRow | None:
