@@ -157,7 +157,14 @@ def left_open(reply: str) -> bool:
 
 # --- references -------------------------------------------------------------------------------
 
-_TICKET: Final = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+#: A ticket key ("PAY-1432"), not the name of a standard, an encoding or an algorithm that
+#: is spelled the same way ("UTF-8", "ISO-8601", "SHA-256"), nor the front of a longer id.
+_TICKET: Final = re.compile(
+    r"\b(?!(?:UTF|UCS|ISO|IEC|IEEE|ANSI|ECMA|FIPS|NIST|PCI|SOC|PEP|SHA|MD|AES|RSA|DES|CRC|"
+    r"HMAC|TLS|SSL|IPV|CVE)-)[A-Z][A-Z0-9]{1,9}-\d{1,6}\b(?!-\d)"
+)
+#: A vulnerability id, whole ("CVE-2024-3094").
+_CVE: Final = re.compile(r"\bCVE-\d{4}-\d{4,7}\b")
 _URL: Final = re.compile(r"https?://[^\s)>\]\"'`]+")
 _BRANCH: Final = re.compile(
     r"\b(?:branch(?:ed)?|on|off|from|into|against|rebase onto|checkout)\s+`?"
@@ -180,6 +187,7 @@ def references(text: str, speaker: str) -> list[str]:
     user names; branches named as branches (by either side)."""
     out: list[str] = []
     out.extend(_TICKET.findall(text))
+    out.extend(_CVE.findall(text))
     out.extend(u.rstrip(".,;:") for u in _URL.findall(text))
     out.extend(m.group(0) for m in _VERSIONED.finditer(text))
     if _BRANCH_WORD.search(text):

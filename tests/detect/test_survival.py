@@ -79,6 +79,12 @@ def test_references_are_checked_by_name_and_version() -> None:
     assert check(ref, read_summary("Nothing about it.")).verdict == "absent"
 
 
+def test_names_of_standards_are_not_tickets_and_ids_are_read_whole() -> None:
+    text = "Write the export as UTF-8 with ISO-8601 dates, sign it with SHA-256. See OPS-71."
+    assert lg.references(text, "assistant") == ["OPS-71"]
+    assert lg.references("Patch CVE-2024-3094 before the release.", "user") == ["CVE-2024-3094"]
+
+
 def test_the_ledger_reads_rules_promises_and_names() -> None:
     from monitor.detect.restatements import remembered
 
