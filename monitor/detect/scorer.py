@@ -79,7 +79,7 @@ def _tree_source(
     if feature < 0:
         out.append(f"{pad}s{k} += {value!r}")
         return
-    out.append(f"{pad}if x[{feature}] <= {threshold!r}:")
+    out.append(f"{pad}if x{feature} <= {threshold!r}:")
     _tree_source(nodes, k, depth + 1, left, out)
     out.append(f"{pad}else:")
     _tree_source(nodes, k, depth + 1, right, out)
@@ -88,7 +88,10 @@ def _tree_source(
 def _compile_gbt(model: Model) -> Callable[[Sequence[float]], tuple[float, ...]]:
     """One Python function summing every tree (raw class scores), built from the model."""
     n = len(model.classes)
-    lines = ["def raw(x):"]
+    # Each feature is read once into a local: a local load is cheaper than an index, and the
+    # trees read each feature hundreds of times.
+    width = len(model.features)
+    lines = ["def raw(x):", "    " + ", ".join(f"x{i}" for i in range(width)) + ", = x"]
     lines.extend(f"    s{k} = 0.0" for k in range(n))
     body: list[str] = []
     for k, nodes in model.trees:

@@ -61,3 +61,16 @@ def test_the_shipped_model_reads_todays_features() -> None:
     assert model.features == FEATURES
     assert 0.0 < model.threshold_same < 1.0
     assert model.trained["validation"]["precision"] >= 0.95
+
+
+@given(st.data())
+def test_the_shipped_models_compiled_equal_a_plain_walk(data: st.DataObject) -> None:
+    for name in (sc.RESTATEMENT, sc.SURVIVAL):
+        scorer = sc.load(name)
+        width = len(scorer.model.features)
+        x = data.draw(st.lists(st.floats(-1.0, 400.0), min_size=width, max_size=width))
+        want = _reference(scorer.model, x)
+        got = scorer.probabilities(x)
+        same, contra = scorer.model.classes.index("same"), scorer.model.classes.index("contradicts")
+        assert math.isclose(got[0], want[same], abs_tol=1e-12)
+        assert math.isclose(got[1], want[contra], abs_tol=1e-12)
