@@ -223,3 +223,50 @@ def test_a_worse_candidate_exits_4(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["report", "--db", url, "--against", "old"]) == 2
     assert "--against needs --compactor" in capsys.readouterr().err
     assert main(["report", "--db", url, "--gate", "colour=1"]) == 2
+
+
+def test_each_compaction_counts_under_its_own_compactor(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session the rollout reached midway: two compactions under v1, then one under v2."""
+    from sqlalchemy import update
+
+    from monitor.store.db import make_engine, make_sessionmaker
+    from monitor.store.models import SessionRow
+
+    lines = []
+    turn = 0
+    for sid, versions in (("mid", ["v1", "v1", "v2"]), ("old-row", ["v1"])):
+        for version in versions:
+            for kind, extra in (
+                ("tool_call", {"tool": {"name": "Read", "arguments": {"file_path": "a.py"}}}),
+                ("compaction", {"compaction": {"compactor": version}}),
+                ("tool_call", {"tool": {"name": "Read", "arguments": {"file_path": "a.py"}}}),
+            ):
+                ts = f"2026-12-01T10:00:{turn % 60:02d}Z"
+                event = {"session_id": sid, "event_id": f"{sid}-{turn}", "turn": turn}
+                lines.append(json.dumps({**event, "ts": ts, "kind": kind, **extra}))
+                turn += 1
+    log = tmp_path / "events.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    assert main(["db", "upgrade", "--db", db]) == 0
+    assert main(["replay", str(log), "--db", db, "--no-progress"]) == 0
+    engine = make_engine(db)
+    try:
+        with make_sessionmaker(engine).begin() as s:
+            stored = {r.session_id: r.compactions_by for r in s.query(SessionRow)}
+            assert stored == {"mid": {"v1": 2, "v2": 1}, "old-row": {"v1": 1}}
+            # A row written before the column existed counts under its latest version.
+            s.execute(update(SessionRow).where(SessionRow.session_id == "old-row")
+                      .values(compactions_by=None))  # fmt: skip
+    finally:
+        engine.dispose()
+    doc = run_json(capsys, "report", "--db", db, "--json")
+    VALIDATOR.validate(doc)
+    rows = {r["compactor"]: r for r in doc["compactors"]}
+    assert {k: r["compactions"] for k, r in rows.items()} == {"v1": 3, "v2": 1}
+    # Every compaction here is followed by a repeated read: one per compaction, per version.
+    assert {k: r["downstream"]["per_compaction"] for k, r in rows.items()} == {
+        "v1": {"repeated_tool_call": 1.0},
+        "v2": {"repeated_tool_call": 1.0},
+    }

@@ -434,11 +434,12 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
         changes["compactions"] = meta.compactions + 1
         changes["compaction_turns"] = (*meta.compaction_turns[-(MAX_COMPACTIONS - 1) :], event.turn)
         changes["compactor"] = compactor
+        name = compactor or "unknown"
+        changes["compacted"] = {**meta.compacted, name: meta.compacted.get(name, 0) + 1}
         if cfg.survival and (ledger.items or ledger.asked):
             ledger, raised, counts = _survival_check(ledger, event, compactor, attrs, cfg)
             flags.extend(raised)
             changes["last_check"] = counts
-            name = compactor or "unknown"
             changes["survival"] = {**meta.survival, name: _added(meta.survival.get(name), counts)}
             dropped = sum(1 for f in raised if f.signal == "dropped_item")
             if dropped:

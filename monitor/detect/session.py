@@ -79,6 +79,9 @@ class Meta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     #: (``survival_counts`` reads them), and the counts of the latest compaction alone.
     survival: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
     last_check: tuple[int, ...] = ()
+    #: Compactions by compactor version ("unknown" where the event named none): a session
+    #: that changed version midway counts each compaction under its own.
+    compacted: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def last_compaction(self) -> int | None:

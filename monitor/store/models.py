@@ -70,6 +70,9 @@ class SessionRow(Base):
     inverted_flags: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     survival: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     items: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    #: Compactions by compactor version (a session may change version midway); NULL for
+    #: rows written before it was kept, which ``monitor report`` counts under ``compactor``.
+    compactions_by: Mapped[dict[str, int] | None] = mapped_column(JSONType)
     incident: Mapped[bool] = mapped_column(Boolean, default=False)
     compactor: Mapped[str | None] = mapped_column(String(128))
     agent: Mapped[str | None] = mapped_column(String(128))

@@ -140,10 +140,15 @@ def survival_inputs(
     compactor and signal, and the compactions per compactor.
 
     ``since`` keeps sessions last seen at or after it, and flags raised at or after it.
-    Compactions are attributed to a session's latest compactor version (the store keeps no
-    per-compaction row), which is exact unless a session changed version midway.
+    Each compaction counts under its own compactor version (``sessions.compactions_by``);
+    rows written before that column count all their compactions under the latest version.
     """
-    sessions = select(SessionRow.survival, SessionRow.compactor, SessionRow.compactions)
+    sessions = select(
+        SessionRow.survival,
+        SessionRow.compactor,
+        SessionRow.compactions,
+        SessionRow.compactions_by,
+    )
     flags = (
         select(FlagRow.compactor, FlagRow.signal, func.count())
         .where(FlagRow.compactor.is_not(None))
@@ -154,10 +159,13 @@ def survival_inputs(
         flags = flags.where(FlagRow.ts >= since.astimezone(UTC))
     counts: list[dict[str, Any]] = []
     compactions: dict[str, int] = {}
-    for survival, compactor, n in session.execute(sessions):
+    for survival, compactor, n, by in session.execute(sessions):
         if survival:
             counts.append(survival)
-        if compactor is not None and n:
+        if by:
+            for name, k in by.items():
+                compactions[name] = compactions.get(name, 0) + int(k)
+        elif compactor is not None and n:
             compactions[compactor] = compactions.get(compactor, 0) + int(n)
     downstream: dict[str, dict[str, int]] = {}
     for compactor, signal, n in session.execute(flags):

@@ -105,6 +105,7 @@ def session_row(
         "inverted_flags": meta.inverted_flags,
         "survival": survival_counts(meta) or None,
         "items": items,
+        "compactions_by": dict(meta.compacted) or None,
     }
 
 
@@ -177,6 +178,10 @@ def upsert_sessions(
         survival=case(
             (ex.compactions >= t.compactions, func.coalesce(ex.survival, t.survival)),
             else_=t.survival,
+        ),
+        compactions_by=case(
+            (ex.compactions >= t.compactions, func.coalesce(ex.compactions_by, t.compactions_by)),
+            else_=t.compactions_by,
         ),
         items=case(
             (ex.events >= t.events, func.coalesce(ex["items"], t["items"])), else_=t["items"]

@@ -43,6 +43,8 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
     #: Survival checks by compactor (``Meta.survival``) and the ledger's live items.
     survival: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
     items: list[dict[str, Any]] | None = None
+    #: Compactions by compactor version (``Meta.compacted``; absent from older workers).
+    compacted: dict[str, int] = msgspec.field(default_factory=dict)
     attrs: dict[str, str] = msgspec.field(default_factory=dict)
     #: First and last timestamp of the flags this summary was published with (if any).
     first_flag_ts: datetime | None = None
@@ -70,6 +72,7 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
             dropped_flags=self.dropped_flags,
             inverted_flags=self.inverted_flags,
             survival=dict(self.survival),
+            compacted=dict(self.compacted),
         )
 
     @property
@@ -117,6 +120,7 @@ def summarise(
         dropped_flags=meta.dropped_flags,
         inverted_flags=meta.inverted_flags,
         survival=dict(meta.survival),
+        compacted=dict(meta.compacted),
         items=items,
         first_flag_ts=min(times) if times else None,
         last_flag_ts=max(times) if times else None,
