@@ -60,6 +60,15 @@ _BRANCH: Final = re.compile(
     r"(?:feat|feature|fix|bugfix|hotfix|release|chore|refactor|docs|test|dev|exp)/[\w./-]+$|"
     r"[a-z0-9]+(?:-[a-z0-9]+){1,5}$"
 )
+#: A file name at the end of a path: a short extension after the last dot.
+_FILE: Final = re.compile(r"(?:^|/)[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4}$")
+#: The agent's own words in a promise, as a question about the agent reads them.
+#: Only "I" before a modal: "I can" reads "it can", where "I touch" would read "it touch".
+_AGENT: Final = (
+    (re.compile(r"\bI(?= (?:can|could|will|would|should|may|might|must)\b)"), "it"),
+    (re.compile(r"\bI'll\b"), "it will"),
+    (re.compile(r"\b(?:my|My)\b"), "its"),
+)
 #: A verb phrase that opens with a word the literal capitalised only because it came first.
 _FIRST_WORD: Final = re.compile(r"^([A-Z])([a-z]+)\b")
 
@@ -76,14 +85,14 @@ def _quoted(text: str) -> str:
     return "“" + text.strip().rstrip(".!") + "”"
 
 
-def _phrase(rest: str, person: bool = True) -> str:
+def _phrase(rest: str, agent: bool = False) -> str:
     """A verb phrase as the tail of a question: trailing stops off, a capital from the
-    sentence start lowered, the user's "my" and the agent's "your" made third person."""
+    sentence start lowered, first and second person made third (the user's "my" in a rule,
+    the agent's "I" in a promise)."""
     rest = rest.strip().rstrip(".!;:,").strip()
     rest = _FIRST_WORD.sub(lambda m: m.group(1).lower() + m.group(2), rest)
-    if person:
-        for pattern, repl in _PERSON:
-            rest = pattern.sub(repl, rest)
+    for pattern, repl in _AGENT if agent else _PERSON:
+        rest = pattern.sub(repl, rest)
     return rest
 
 
@@ -119,10 +128,10 @@ def _constraint(literal: str, turn: int) -> tuple[str, str]:
 def _commitment(literal: str, turn: int) -> tuple[str, str]:
     expect = f"yes, and still owed: the agent undertook it at turn {turn} ({_quoted(literal)})"
     if m := _WONT.match(literal.strip()):
-        rest = _phrase(literal.strip()[m.end() :], person=False)
+        rest = _phrase(literal.strip()[m.end() :], agent=True)
         return f"Has the agent undertaken not to {rest}?", expect
     if m := _PROMISE.match(literal.strip()):
-        rest = _phrase(literal.strip()[m.end() :], person=False)
+        rest = _phrase(literal.strip()[m.end() :], agent=True)
         neg = "not " if m.group("neg") else ""
         return f"Has the agent undertaken {neg}to {rest}?", expect
     return f"Has the agent undertaken this, at turn {turn}: {_quoted(literal)}?", expect
@@ -157,6 +166,8 @@ def _kind(literal: str) -> str:
         return "address"
     if re.fullmatch(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}", s):
         return "ticket"
+    if _FILE.search(s):
+        return "file"
     if _BRANCH.match(s):
         return "branch"
     if "/" in s or "." in s:

@@ -67,8 +67,13 @@ def test_a_versioned_reference_asks_where_and_at_what_revision() -> None:
 
 
 def test_an_unversioned_reference_does_not_give_its_name_away() -> None:
-    for literal, kind in [("OPS-4411", "ticket"), ("hotfix/tz-offsets", "branch"),
-                          ("deploy/values.yaml", "file or path")]:  # fmt: skip
+    named = [
+        ("OPS-4411", "ticket"),
+        ("hotfix/tz-offsets", "branch"),
+        ("deploy/values.yaml", "file"),
+        ("infra/modules", "file or path"),
+    ]
+    for literal, kind in named:
         got, expect = probe("reference", literal, 6)
         assert kind in got and literal not in got
         assert literal in expect
@@ -93,3 +98,11 @@ def test_typographic_apostrophes_read_as_plain_ones() -> None:
     assert typed == "Has the agent undertaken to keep the changelog in step with each merge?"
     curly = probe("constraint", "Don\u2019t force-push.", 1)[0]
     assert curly == "Is the agent forbidden to force-push?"
+
+
+def test_a_promise_about_the_agent_reads_in_the_third_person() -> None:
+    got = probe("commitment", "I'll export the chart so I can attach it to my report.", 2)[0]
+    assert got == "Has the agent undertaken to export the chart so it can attach it to its report?"
+    # A verb without a modal keeps its "I": "so it touch" would not be English.
+    kept = probe("commitment", "I won't merge before I hear from legal.", 2)[0]
+    assert kept == "Has the agent undertaken not to merge before I hear from legal?"
