@@ -24,6 +24,7 @@ import re
 from typing import Final
 
 from monitor.detect.lang.lexicon import VERBS
+from monitor.detect.ledger import BRANCH_NAME, TICKET
 
 #: Openers that say nothing of the rule itself: "ok,", "please", "also", "and remember to".
 _FILLER: Final = re.compile(
@@ -50,16 +51,13 @@ _MUST: Final = re.compile(
 _PROMISE: Final = re.compile(
     r"^(?:(?:ok(?:ay)?|sure|understood|got it|will do|noted|agreed|yes)[,.!]?\s+)*"
     r"(?:going forward,?\s+|from now on,?\s+)?"
-    r"(?P<who>i)(?P<how>'ll| will| shall| am going to|'m going to)"
+    r"i(?:'ll| will| shall| am going to|'m going to)"
     r"(?P<neg> not|n't)?(?:\s+make sure (?:to |that i )?)?\s+(?=\w)",
     re.IGNORECASE,
 )
 _WONT: Final = re.compile(r"^(?:.*?\b)?i\s+(?:won't|will not)\s+(?=\w)", re.IGNORECASE)
 _VERSION: Final = re.compile(r"\s+(?:rev(?:ision)?|v|version)\s*\.?\s*\d+(?:\.\d+)*\s*$", re.I)
-_BRANCH: Final = re.compile(
-    r"(?:feat|feature|fix|bugfix|hotfix|release|chore|refactor|docs|test|dev|exp)/[\w./-]+$|"
-    r"[a-z0-9]+(?:-[a-z0-9]+){1,5}$"
-)
+_BRANCH: Final = re.compile(rf"(?:{BRANCH_NAME})$")
 #: A file name at the end of a path: a short extension after the last dot.
 _FILE: Final = re.compile(r"(?:^|/)[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4}$")
 #: The agent's own words in a promise, as a question about the agent reads them.
@@ -112,8 +110,8 @@ def _constraint(literal: str, turn: int) -> tuple[str, str]:
                 f"Must the agent {rest}?",
                 f"yes: the user asked for it at turn {turn} ({_quoted(literal)})",
             )
-    first = body.split(maxsplit=1)[0].lower() if body.split() else ""
-    if first in VERBS:  # an imperative: "keep answers short", "use tabs"
+    words = body.split(maxsplit=1)
+    if words and words[0].lower() in VERBS:  # an imperative: "keep answers short", "use tabs"
         rest = _phrase(body)
         return (
             f"Must the agent {rest}?",
@@ -127,11 +125,12 @@ def _constraint(literal: str, turn: int) -> tuple[str, str]:
 
 def _commitment(literal: str, turn: int) -> tuple[str, str]:
     expect = f"yes, and still owed: the agent undertook it at turn {turn} ({_quoted(literal)})"
-    if m := _WONT.match(literal.strip()):
-        rest = _phrase(literal.strip()[m.end() :], agent=True)
+    said = literal.strip()
+    if m := _WONT.match(said):
+        rest = _phrase(said[m.end() :], agent=True)
         return f"Has the agent undertaken not to {rest}?", expect
-    if m := _PROMISE.match(literal.strip()):
-        rest = _phrase(literal.strip()[m.end() :], agent=True)
+    if m := _PROMISE.match(said):
+        rest = _phrase(said[m.end() :], agent=True)
         neg = "not " if m.group("neg") else ""
         return f"Has the agent undertaken {neg}to {rest}?", expect
     return f"Has the agent undertaken this, at turn {turn}: {_quoted(literal)}?", expect
@@ -164,7 +163,7 @@ def _kind(literal: str) -> str:
     s = literal.strip()
     if re.match(r"https?://", s):
         return "address"
-    if re.fullmatch(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}", s):
+    if TICKET.fullmatch(s):
         return "ticket"
     if _FILE.search(s):
         return "file"

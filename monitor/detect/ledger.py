@@ -159,17 +159,21 @@ def left_open(reply: str) -> bool:
 
 #: A ticket key ("PAY-1432"), not the name of a standard, an encoding or an algorithm that
 #: is spelled the same way ("UTF-8", "ISO-8601", "SHA-256"), nor the front of a longer id.
-_TICKET: Final = re.compile(
+TICKET: Final = re.compile(
     r"\b(?!(?:UTF|UCS|ISO|IEC|IEEE|ANSI|ECMA|FIPS|NIST|PCI|SOC|PEP|SHA|MD|AES|RSA|DES|CRC|"
     r"HMAC|TLS|SSL|IPV|CVE)-)[A-Z][A-Z0-9]{1,9}-\d{1,6}\b(?!-\d)"
 )
 #: A vulnerability id, whole ("CVE-2024-3094").
 _CVE: Final = re.compile(r"\bCVE-\d{4}-\d{4,7}\b")
 _URL: Final = re.compile(r"https?://[^\s)>\]\"'`]+")
+#: What a branch name looks like: a conventional prefix and a path, or hyphenated words.
+BRANCH_NAME: Final = (
+    r"(?:feat|feature|fix|bugfix|hotfix|release|chore|refactor|docs|test|dev|exp)/[\w./-]+|"
+    r"[a-z0-9]+(?:-[a-z0-9]+){1,5}"
+)
 _BRANCH: Final = re.compile(
     r"\b(?:branch(?:ed)?|on|off|from|into|against|rebase onto|checkout)\s+`?"
-    r"((?:feat|feature|fix|bugfix|hotfix|release|chore|refactor|docs|test|dev|exp)/[\w./-]+|"
-    r"[a-z0-9]+(?:-[a-z0-9]+){1,5})`?",
+    rf"({BRANCH_NAME})`?",
 )
 _BRANCH_WORD: Final = re.compile(r"\bbranch(?:es)?\b|\bPR\b|\bpull request\b", re.IGNORECASE)
 _PATH: Final = re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:[a-z]{1,5})\b")
@@ -186,7 +190,7 @@ def references(text: str, speaker: str) -> list[str]:
     """Named artifacts in a message: tickets, URLs, versioned documents; paths and files the
     user names; branches named as branches (by either side)."""
     out: list[str] = []
-    out.extend(_TICKET.findall(text))
+    out.extend(TICKET.findall(text))
     out.extend(_CVE.findall(text))
     out.extend(u.rstrip(".,;:") for u in _URL.findall(text))
     out.extend(m.group(0) for m in _VERSIONED.finditer(text))
@@ -338,8 +342,10 @@ def answered(ledger: Ledger, reply: str) -> Ledger:
 
 
 __all__ = [
+    "BRANCH_NAME",
     "CLASSES",
     "MAX_ITEMS",
+    "TICKET",
     "Item",
     "ItemClass",
     "Ledger",
