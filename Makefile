@@ -66,7 +66,7 @@ examples: $(VENV)/.runtime
 ## is constrained by the development one, so the two never disagree on a version.
 lock: $(VENV)/.created
 	$(PY) -m pip install -q pip-tools
-	$(VENV)/bin/pip-compile -q --extra dev --strip-extras --no-emit-index-url \
+	$(VENV)/bin/pip-compile -q --extra dev --extra semantic --strip-extras --no-emit-index-url \
 		--no-emit-find-links -o $(DEV_LOCK) pyproject.toml
 	$(VENV)/bin/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
 		-c $(DEV_LOCK) -o $(RUNTIME_LOCK) pyproject.toml

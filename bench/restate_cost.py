@@ -14,7 +14,7 @@ Two timings per history size:
 * ``cold``: every memo cleared before each message (outside the timed span), so each message
   pays for the analysis of every one of its words, twice (find, then extract).
 
-    .venv/bin/python bench/restate_cost.py [--json] [--messages N] [--seed S]
+    .venv/bin/python bench/restate_cost.py [--json] [--messages N] [--seed S] [--semantic]
 """
 
 from __future__ import annotations
@@ -358,10 +358,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--messages", type=int, default=2000, help="timed messages per size")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="with the semantic stage (the extra): warm only, the history's vectors memoised "
+        "as in a running worker",
+    )
     args = parser.parse_args(argv)
-    cfg = DetectConfig()
+    cfg = DetectConfig(semantic=args.semantic)
     results = [
-        measure([10, 64, 1000], args.messages, args.seed, cfg, cold) for cold in (False, True)
+        measure([10, 64, 1000], args.messages, args.seed, cfg, cold)
+        for cold in ((False,) if args.semantic else (False, True))
     ]
     if args.json:
         print(json.dumps(results, indent=2))

@@ -7,6 +7,7 @@ message.
 
     .venv/bin/python bench/restatement_eval.py [PATH ...] [--json] [--markdown]
     .venv/bin/python bench/restatement_eval.py --split validation   # a split of bench/corpus
+    .venv/bin/python bench/restatement_eval.py --semantic           # with the semantic stage
 
 With no PATH, the shared dev set (``../shared/data/restatements_dev.jsonl``) is read: an external
 check that was never fitted on and never used to choose a threshold.
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 
 from monitor.detect import detect_all
+from monitor.detect.config import DetectConfig
 from monitor.events import Compaction, Event
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,12 +65,12 @@ def events_of(n: int, row: Mapping[str, Any]) -> list[Event]:
     ]
 
 
-def evaluate(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+def evaluate(rows: list[Mapping[str, Any]], cfg: DetectConfig | None = None) -> dict[str, Any]:
     """Overall precision/recall, negation flips flagged, and per-category counts."""
     events = [e for n, row in enumerate(rows) for e in events_of(n, row)]
     flagged = {
         int(f.session_id.split("-")[1])
-        for f in detect_all(events)
+        for f in detect_all(events, cfg)
         if f.signal == "restated_instruction"
     }
     per: dict[str, Counter[str]] = defaultdict(Counter)
@@ -128,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("train", "validation", "test"))
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument(
+        "--semantic", action="store_true", help="with the semantic stage (needs the extra)"
+    )
     args = parser.parse_args(argv)
     if args.split:
         rows = [r for r in corpus.restatement_pairs() if corpus.split_of(r["domain"]) == args.split]
@@ -140,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         rows = load(paths)
         name = ", ".join(p.name for p in paths)
-    result = evaluate(rows)
+    result = evaluate(rows, DetectConfig(semantic=args.semantic))
     if args.json:
         print(json.dumps(result, indent=1))
     elif args.markdown:

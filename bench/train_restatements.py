@@ -39,7 +39,7 @@ from monitor.detect import scorer as sc
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
 from monitor.detect.pairs import FEATURES, changes_value, features, opposite, thin
-from monitor.detect.restatements import instructions_in, scored
+from monitor.detect.restatements import SEMANTIC_FEATURES, instructions_in, pairs_to_score
 
 CLASS_INDEX = {c: i for i, c in enumerate(sc.CLASSES)}
 #: Span pairs kept per unrelated message pair (by plain coverage): long messages would
@@ -88,13 +88,14 @@ def featurise(rows: list[dict[str, Any]], cfg: DetectConfig) -> list[list[list[f
             [
                 [
                     *features(ins.unit, u, m.cues, kind),
+                    *extra,
                     float(
                         opposite(ins.unit, u)
                         or changes_value(ins.unit, u, m.cues)
                         or thin(ins.unit, u)
                     ),
                 ]
-                for ins, u, kind in scored(history, m, 1)
+                for ins, u, kind, extra in pairs_to_score(history, m, 1, cfg)
             ]
         )
     return out
@@ -153,7 +154,12 @@ def fit(
 
 
 def export(
-    clf: Any, X: list[list[float]], t_same: float, t_contra: float, meta: dict[str, Any]
+    clf: Any,
+    X: list[list[float]],
+    t_same: float,
+    t_contra: float,
+    meta: dict[str, Any],
+    names: tuple[str, ...] = FEATURES,
 ) -> sc.Model:
     import numpy as np
 
@@ -185,7 +191,7 @@ def export(
     classes = tuple(sc.CLASSES[int(c)] for c in clf.classes_)
     model = sc.Model(
         kind="gbt",
-        features=FEATURES,
+        features=names,
         classes=classes,
         threshold_same=t_same,
         threshold_contradicts=t_contra,
@@ -297,7 +303,8 @@ def train_once(
     for _ in range(args.rounds - 1):
         X, y, w = instances(train_rows, train_feats, clf)
         clf = fit(X, y, w, seed, args)
-    provisional = export(clf, X, 0.5, 0.5, {})
+    names = SEMANTIC_FEATURES if args.semantic else FEATURES
+    provisional = export(clf, X, 0.5, 0.5, {}, names)
     scorer = sc.Scorer(provisional)
     val_rows, val_feats = data["validation"]
     val_scores = message_scores(scorer, val_feats)
@@ -331,11 +338,12 @@ def train_once(
         "pairs": {k: len(v[0]) for k, v in data.items()},
         "trees": args.trees,
         "depth": args.depth,
+        "semantic": bool(args.semantic),
         "validation": {
             k: report["validation"][k] for k in ("precision", "recall", "flips_flagged")
         },
     }
-    model = export(clf, X, t_same, t_contra, meta)
+    model = export(clf, X, t_same, t_contra, meta, names)
     return model, report
 
 
@@ -345,8 +353,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seeds", type=int, nargs="+", help="train once per seed, print the spread, write nothing"
     )
+    parser.add_argument("--out", type=Path, help="default: the shipped model's file")
     parser.add_argument(
-        "--out", type=Path, default=corpus.REPO / "monitor" / "detect" / sc.RESTATEMENT
+        "--semantic",
+        action="store_true",
+        help="fit the semantic stage's model (one more feature, the cosine; needs the extra)",
     )
     parser.add_argument("--trees", type=int, default=150)
     parser.add_argument("--depth", type=int, default=3)
@@ -356,7 +367,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--contradicts-precision", type=float, default=0.9)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    cfg = DetectConfig()
+    cfg = DetectConfig(semantic=args.semantic)
+    if args.out is None:
+        shipped = sc.RESTATEMENT_SEMANTIC if args.semantic else sc.RESTATEMENT
+        args.out = corpus.REPO / "monitor" / "detect" / shipped
+    if args.semantic:
+        from monitor.detect import semantic
+
+        semantic.encoder().limit = 1 << 20  # every span of the corpus, once
     rows = corpus.restatement_pairs()
     if not rows:
         print(f"no corpus at {corpus.RESTATEMENTS}", file=sys.stderr)

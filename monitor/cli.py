@@ -185,6 +185,19 @@ def _report_problems(summary: dict[str, Any]) -> None:
         _say(f"records of types not read (not problems): {summary['skipped_records']}")
 
 
+def _check_semantic(on: bool) -> None:
+    """Load the semantic stage before any input is read: a missing extra stops the run at once,
+    not at the first user message."""
+    if not on:
+        return
+    from monitor.detect import semantic
+
+    try:
+        semantic.encoder()
+    except semantic.Unavailable as exc:
+        raise Fatal(str(exc), USAGE) from None
+
+
 def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     from monitor.adapters import Problem, read_located
     from monitor.replay import Replay, sorted_flags
@@ -206,6 +219,9 @@ def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         )
     if args.survival:
         cfg = msgspec.structs.replace(cfg, survival=True)
+    if args.semantic:
+        cfg = msgspec.structs.replace(cfg, semantic=True)
+    _check_semantic(cfg.semantic)
     inputs = _inputs(args.paths)  # before the store: a failed read creates no database
     kept: list[Any] = []
     sink = None
@@ -615,6 +631,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 
     settings = _override(settings, broker=args.broker, db_url=args.db, web_port=args.web_port)
     _db_url(args, settings)
+    _check_semantic(settings.semantic)
     run_worker(settings, loglevel=args.loglevel)
     return OK
 
@@ -777,6 +794,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also check what must survive against each compaction summary: dropped_item and "
         "inverted_item flags, counts for monitor report (default: MONITOR_SURVIVAL, else off)",
+    )
+    p.add_argument(
+        "--semantic",
+        action="store_true",
+        help="read restatements with sentence embeddings too (the semantic extra; "
+        "default: MONITOR_SEMANTIC, else off)",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="write nothing to the store (default: write)"

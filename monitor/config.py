@@ -88,6 +88,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: raising dropped_item and inverted_item flags. Off by default: end to end on the survival
     #: corpus' test domains its flags are right a third of the time (README, "Survival check").
     survival: bool = False
+    #: Read restatements with the optional semantic stage too (sentence embeddings; needs the
+    #: semantic extra). Off by default: it costs milliseconds per user message (README,
+    #: "Semantic stage").
+    semantic: bool = False
     #: Turns an event may arrive late by; such events are held and processed in turn order.
     reorder_turns: int = 0
     #: Seconds of event-time silence after which the worker drops a session's state.
@@ -151,6 +155,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             ignored_arguments=parse_ignored_arguments(self.ignored_arguments),
             restate_threshold=self.restate_threshold,
             survival=self.survival,
+            semantic=self.semantic,
             redact=self.redact,
             reorder_turns=self.reorder_turns,
             idle_expiry_s=self.idle_expiry_s,

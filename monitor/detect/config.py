@@ -148,6 +148,9 @@ class DetectConfig(msgspec.Struct, frozen=True):
     #: Keep a ledger of what must survive and check it against every compaction's summary
     #: (``dropped_item`` and ``inverted_item`` flags). Off unless configured (``Settings``).
     survival: bool = False
+    #: Read restatements with the optional semantic stage too (sentence embeddings; needs the
+    #: ``semantic`` extra): a cosine feature and paraphrase candidates sharing no word.
+    semantic: bool = False
 
     def left_out(self, tool: str) -> frozenset[str] | None:
         """The argument fields the fingerprint of ``tool``'s calls leaves out, if any."""

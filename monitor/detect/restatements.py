@@ -50,6 +50,12 @@ MAX_SCORED: Final = 3
 #: restating pair the scorer finds has at least 0.4 (1,096 of 1,096), while most pairs of a
 #: session that share one incidental word fall below it.
 MIN_OVERLAP: Final = 0.4
+#: With the semantic stage (``DetectConfig.semantic``): pairs added by cosine alone, beside the
+#: overlapping ones, the closest first, and the least cosine such a pair needs.
+SEMANTIC_EXTRA: Final = 2
+SEMANTIC_MIN: Final = 0.5
+#: The feature the semantic stage adds to ``pairs.FEATURES`` (its model reads one more).
+SEMANTIC_FEATURES: Final = (*FEATURES, "cosine")
 
 
 class Instruction(msgspec.Struct, frozen=True, array_like=True, gc=False):
@@ -175,6 +181,53 @@ def scored(
     return [c for _, _, c in found[:limit]]
 
 
+def semantic_scored(
+    history: Sequence[Instruction], m: Message, turn: int
+) -> list[tuple[Instruction, Unit, int, float]]:
+    """``scored`` with each pair's cosine, plus up to ``SEMANTIC_EXTRA`` pairs that share too few
+    words to be scored but whose cosine reaches ``SEMANTIC_MIN`` (paraphrases)."""
+    from monitor.detect import semantic
+
+    lexical = scored(history, m, turn)
+    earlier: dict[str, Instruction] = {}
+    for ins in history:
+        if ins.turn < turn:
+            earlier.setdefault(ins.unit.norm, ins)
+    if not earlier or not m.units:
+        return [(ins, u, kind, 0.0) for ins, u, kind in lexical]
+    rows = list(earlier.values())
+    row_of = {ins.unit.norm: i for i, ins in enumerate(rows)}
+    col_of = {id(u): j for j, u in enumerate(m.units)}
+    sims = semantic.encoder().similarities([i.text for i in rows], [u.text for u in m.units])
+    out = [(ins, u, kind, sims[row_of[ins.unit.norm]][col_of[id(u)]]) for ins, u, kind in lexical]
+    taken = {(row_of[ins.unit.norm], col_of[id(u)]) for ins, u, _ in lexical}
+    extra = sorted(
+        (
+            (-c, i, j)
+            for i, row in enumerate(sims)
+            for j, c in enumerate(row)
+            if c >= SEMANTIC_MIN and (i, j) not in taken
+        ),
+    )[:SEMANTIC_EXTRA]
+    out.extend((rows[i], m.units[j], m.kinds[j], -c) for c, i, j in extra)
+    return out
+
+
+def pairs_to_score(
+    history: Sequence[Instruction], m: Message, turn: int, cfg: DetectConfig
+) -> list[tuple[Instruction, Unit, int, tuple[float, ...]]]:
+    """The pairs ``judge`` scores, each with the features it adds to ``pairs.features``: none by
+    default, the cosine with the semantic stage on."""
+    if cfg.semantic:
+        return [(ins, u, kind, (c,)) for ins, u, kind, c in semantic_scored(history, m, turn)]
+    return [(ins, u, kind, ()) for ins, u, kind in scored(history, m, turn)]
+
+
+def model_for(cfg: DetectConfig) -> sc.Scorer:
+    """The shipped scorer ``cfg`` reads with: the semantic stage's own model when it is on."""
+    return sc.load(sc.RESTATEMENT_SEMANTIC if cfg.semantic else sc.RESTATEMENT)
+
+
 def _cue_names(m: Message) -> tuple[str, ...]:
     c = m.cues
     out = []
@@ -199,14 +252,15 @@ def judge(
     m = un.read(text[: cfg.max_text_chars])
     if not m.units or not history:
         return MessageVerdict()
-    model = model or sc.load()
+    model = model or model_for(cfg)
     threshold = model.model.threshold_same
     if cfg.restate_threshold is not None:
         threshold = cfg.restate_threshold / 100.0
     best_same: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
     best_contra: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
-    for ins, u, kind in scored(history, m, turn):
+    for ins, u, kind, extra in pairs_to_score(history, m, turn, cfg):
         x = features(ins.unit, u, m.cues, kind)
+        x.extend(extra)
         p_same, p_contra = model.probabilities(x)
         if thin(ins.unit, u):
             p_same = 0.0
@@ -266,7 +320,10 @@ __all__ = [
     "instructions_in",
     "instructs",
     "judge",
+    "model_for",
     "overlap",
+    "pairs_to_score",
     "remembered",
     "scored",
+    "semantic_scored",
 ]

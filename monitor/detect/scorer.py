@@ -30,6 +30,8 @@ CLASSES: Final[tuple[Label, ...]] = ("unrelated", "same", "contradicts")
 
 #: The models shipped with the package, by the register they were fitted on.
 RESTATEMENT: Final = "restatement_model.json"
+#: The restatement model of the optional semantic stage (one more feature: the cosine).
+RESTATEMENT_SEMANTIC: Final = "restatement_model_semantic.json"
 SURVIVAL: Final = "survival_model.json"
 
 
