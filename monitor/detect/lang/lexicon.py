@@ -404,8 +404,9 @@ anywhere: anyplace
 #: sign (a flip without a "not"). No word here is a negator: those count as negations.
 ANTONYM_PAIRS: Final = tuple(
     tuple(p.split("/"))
-    for p in word_set(
-        """
+    for p in sorted(
+        word_set(
+            """
 enable/disable add/remove add/avoid keep/remove keep/avoid allow/block allow/forbid
 allow/prohibit allow/ban permit/forbid allow/disallow allowed/forbidden allowed/banned
 allowed/prohibited permitted/forbidden enable/off show/hide visible/hidden public/private
@@ -423,6 +424,7 @@ incoming/outgoing input/output keep/overwrite keep/replace capitalize/lowercase 
 buy/sell horizontal/vertical portrait/landscape summer/winter monthly/weekly yearly/monthly
 single/double odd/even asc/desc past/future online/in-person remote/onsite
 """
+        )
     )
 )
 

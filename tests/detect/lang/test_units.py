@@ -81,3 +81,28 @@ def test_any_text_reads_without_error(text: str) -> None:
     for u in m.units:
         assert len(u.stems) == len(u.keys) == len(u.weights)
         assert u.polarity in (0, 1) and u.polarity_loose in (0, 1)
+
+
+def test_a_unit_is_the_same_in_every_process() -> None:
+    # Units live in the session state that the worker's changelog and replay both encode: they
+    # must not depend on the interpreter's string-hash seed ("keep" has several antonym poles).
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import msgspec; from monitor.detect.lang.units import unit; "
+        "print(msgspec.json.encode(unit('Keep the odd rows, allow uploads and show the legend.'))"
+        ".decode())"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3", "4")
+    }
+    assert len(seen) == 1, seen
