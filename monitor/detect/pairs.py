@@ -139,6 +139,8 @@ def _index(u: Unit) -> _Index:
             by_initial.setdefault(st[:1], []).append(st)
     unprefixed = set()
     for st in u.stems:
+        if not st.startswith(_NEGATING_PREFIXES):  # one C-level test for most words
+            continue
         for p in _NEGATING_PREFIXES:
             if st.startswith(p) and len(st) - len(p) >= un.HEAD:
                 unprefixed.add(st[len(p) :])
@@ -150,7 +152,9 @@ def _index(u: Unit) -> _Index:
         weights=dict(zip(u.stems, u.weights, strict=True)),
         by_head={h: tuple(v) for h, v in by_head.items()},
         by_initial={h: tuple(v) for h, v in by_initial.items()},
-        basenames=frozenset(st.rsplit("/", 1)[1] for st in u.stems if "/" in st.strip("/")),
+        basenames=frozenset(
+            st.rsplit("/", 1)[1] for st in u.stems if "/" in st and "/" in st.strip("/")
+        ),
         unprefixed=frozenset(unprefixed),
         slots=_slots(u.norm),
         positions={st: i for i, st in reversed(list(enumerate(u.stems)))},
@@ -167,7 +171,7 @@ def _credit(s: str, k: str, weight: int, other: _Index) -> float:
         return EXACT
     if k in other.keys or s in other.joined:
         return CONCEPT
-    if "/" in s.strip("/") and s.rsplit("/", 1)[1] in other.stems:
+    if "/" in s and "/" in s.strip("/") and s.rsplit("/", 1)[1] in other.stems:
         return CONCEPT  # a path and its file name
     if s in other.basenames:
         return CONCEPT

@@ -227,11 +227,12 @@ def _heads(
             continue
         out.add(s[:HEAD])
         out.add(k[:HEAD])
-        if "/" in s.strip("/"):
+        if "/" in s and "/" in s.strip("/"):
             out.add(s.rsplit("/", 1)[1][:HEAD])
     return frozenset(out)
 
 
+@functools.lru_cache(maxsize=16384)
 def _salience(raw: str, first: bool) -> int:
     low = raw.lower()
     if is_value(raw):
@@ -244,6 +245,12 @@ def _salience(raw: str, first: bool) -> int:
     if raw[:1].isupper() and not first:
         return NAME
     return PLAIN
+
+
+#: Every word ``_bound`` can give a side (the others are skipped without a call).
+_BOUND_WORDS: Final = (
+    lx.BOUND_AT_MOST | lx.BOUND_AT_LEAST | lx.COMPARATIVE_AT_MOST | lx.COMPARATIVE_AT_LEAST
+)
 
 
 def _bound(ws: tuple[str, ...], i: int) -> int:
@@ -269,7 +276,7 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     content word names the rejected alternative ("tabs not spaces") and negates nothing.
     """
     count = 0
-    bounds = {i: b for i in range(len(ws)) if (b := _bound(ws, i))}
+    bounds = {i: b for i, w in enumerate(ws) if w in _BOUND_WORDS and (b := _bound(ws, i))}
     for i, w in enumerate(ws):
         if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
             continue
@@ -292,12 +299,21 @@ def _contrasted(ws: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: First words of the phrasal verbs: a word that opens none needs no look-up.
+_PHRASE_STARTS: Final = frozenset(p.split()[0] for p in lx.PHRASES)
+
+
 def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
     """Phrasal verbs as the one word they mean ("leave out" -> "omit")."""
     out_w: list[str] = []
     out_r: list[str] = []
     i = 0
     while i < len(ws):
+        if ws[i] not in _PHRASE_STARTS:
+            out_w.append(ws[i])
+            out_r.append(raw[i])
+            i += 1
+            continue
         for n in (3, 2):
             phrase = " ".join(ws[i : i + n])
             if len(ws) - i >= n and phrase in lx.PHRASES:
@@ -344,7 +360,8 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= QUESTION
     if len(ws) > 3 and ws[-1] in _TAG_QUESTION and first in lx.SUBJECTS:
         form |= QUESTION  # "you're leaving the opening line as it is, right"
-    polite = None if form & POLITE else _POLITE_REQUEST.search(" ".join(ws))
+    spaced = " ".join(ws)
+    polite = None if form & POLITE else _POLITE_REQUEST.search(spaced)
     if polite and (polite.group(1) is None or polite.group(1) not in lx.ASKING_VERBS):
         form |= POLITE
     if (ws[0] in lx.ACK_OPENERS and (len(ws) <= _ACK_WORDS or ws[1] in lx.ACK_OPENERS)) or (
@@ -361,7 +378,7 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= REPORT
     if _QUOTED_WORDS.search(text):
         form |= QUOTES
-    if _DIRECTED.search(" ".join(ws)):
+    if _DIRECTED.search(spaced):
         form |= DIRECTED
     if _OWN_PLAN.match(joined):
         form |= OWN_PLAN
@@ -556,5 +573,5 @@ def read(text: str) -> Message:
 
 
 def cache_clear() -> None:
-    for fn in (unit, read, _heads):
+    for fn in (unit, read, _heads, _salience):
         fn.cache_clear()
