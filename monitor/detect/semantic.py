@@ -98,19 +98,10 @@ class Encoder:
         return [[float(c) for c in row] for row in a @ b.T]
 
 
-def available() -> bool:
-    """Whether the ``semantic`` extra is installed."""
-    try:
-        encoder()
-    except Unavailable:
-        return False
-    return True
-
-
 @functools.cache
 def encoder() -> Encoder:
     """The process's encoder, loaded on first use (about a second)."""
     return Encoder()
 
 
-__all__ = ["MAX_TOKENS", "Encoder", "Unavailable", "available", "encoder"]
+__all__ = ["MAX_TOKENS", "Encoder", "Unavailable", "encoder"]
