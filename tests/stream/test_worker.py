@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
-from monitor.detect import survival_counts
+from monitor.detect import DetectConfig, detect_all, survival_counts
 from monitor.events import MAX_EVENT_BYTES, Compaction, Event, Tool, encode, encode_batch
 from monitor.replay import Replay
 from monitor.stream.deadletter import HEADER_INDEX, HEADER_REASON, HEADER_SIZE, MAX_PAYLOAD_BYTES
@@ -58,6 +58,32 @@ def test_survival_flags_and_counts_stream_equal_replay(rig: Rig) -> None:
     got = {sid: survival or {} for sid, survival, _ in rows}
     assert got == want_counts
     assert sum(n for *_, n in rows) == sum(f[1] == "dropped_item" for f in want_flags)
+
+
+def test_semantic_stage_stream_equals_replay(rig: Rig) -> None:
+    # The semantic stage embeds in the worker's process and in replay's: the same flags, with
+    # the semantic model's scores (which differ from the default model's, so the worker is
+    # shown to have read with the stage).
+    rig.overrides["semantic"] = "true"
+    events = generate_events(12, seed=15)
+    want_flags, want_sessions = expected(events, rig.settings)
+
+    def scores(cfg: Any) -> dict[tuple[str, int], float]:
+        return {
+            (f.session_id, f.turn): f.evidence["score"]
+            for f in detect_all(events, cfg)
+            if f.signal == "restated_instruction"
+        }
+
+    want_scores = scores(rig.settings.detect_config())
+    assert want_scores and want_scores != scores(DetectConfig())
+    rig.start()
+    produce_events(events, rig.settings, batch=True)
+    rig.wait_for(want_flags, want_sessions)
+    rows = rig.query(
+        "SELECT session_id, turn, evidence FROM flags WHERE signal = 'restated_instruction'"
+    )
+    assert {(sid, turn): ev["score"] for sid, turn, ev in rows} == want_scores
 
 
 def test_sigkill_mid_stream_then_restart(rig: Rig) -> None:
