@@ -2,12 +2,14 @@
 
     .venv/bin/python bench/train_restatements.py [--seed 0] [--out FILE]
     .venv/bin/python bench/train_restatements.py --seeds 0 1 2 3 4   # the spread, writes nothing
+    .venv/bin/python bench/train_restatements.py --semantic  # the semantic stage's model
 
-Needs the ``train`` extra (scikit-learn, NumPy); the fitted model is plain JSON and inference
-needs neither. The pipeline is the detector's own: each earlier message is read with
-``restatements.instructions_in``, each later message with ``lang.units.read``, the candidate
-pairs come from ``restatements.scored`` and their features from ``pairs.features``, so the
-model sees exactly what it will score at run time.
+Needs the ``train`` extra (scikit-learn, NumPy), and with ``--semantic`` the ``semantic`` one;
+the fitted model is plain JSON and inference needs no scikit-learn. The pipeline is the
+detector's own: each earlier message is read with ``restatements.instructions_in``, each later
+message with ``lang.units.read``, the candidate pairs come from ``restatements.pairs_to_score``
+and their features from ``pairs.features``, so the model sees exactly what it will score at run
+time.
 
 Labels are per message pair, the model scores span pairs: a pair that restates (or contradicts)
 has at least one span pair that does, so training takes, for each such message pair, its best
