@@ -16,6 +16,7 @@ from sqlalchemy import JSON, String, column, inspect, or_, select, table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from monitor.fixtures import with_summaries
 from monitor.store.models import FlagRow, IntakeItem, TranscriptRow
 from monitor.store.writes import utc
 
@@ -105,8 +106,6 @@ def save(session: Session, item_id: int, got: Capture, now: datetime) -> None:
     session.execute(stmt)
     item = session.get(IntakeItem, item_id)
     if item is not None and item.draft is not None and got.events:
-        from monitor.fixtures import with_summaries
-
         item.draft = with_summaries(item.draft, got.events)
 
 
