@@ -103,16 +103,12 @@ def _constraint(literal: str, turn: int) -> tuple[str, str]:
                 f"Is the agent forbidden to {rest}?",
                 f"yes: the user ruled it out at turn {turn} ({_quoted(literal)})",
             )
-    if m := _MUST.match(body):
-        rest = _phrase(body[m.end() :])
-        if rest:
-            return (
-                f"Must the agent {rest}?",
-                f"yes: the user asked for it at turn {turn} ({_quoted(literal)})",
-            )
+    m = _MUST.match(body)
+    rest = _phrase(body[m.end() :]) if m else ""
     words = body.split(maxsplit=1)
-    if words and words[0].lower() in VERBS:  # an imperative: "keep answers short", "use tabs"
-        rest = _phrase(body)
+    if not rest and words and words[0].lower() in VERBS:
+        rest = _phrase(body)  # an imperative: "keep answers short", "use tabs"
+    if rest:
         return (
             f"Must the agent {rest}?",
             f"yes: the user asked for it at turn {turn} ({_quoted(literal)})",
