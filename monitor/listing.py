@@ -39,6 +39,8 @@ def flag_lines(row: dict[str, Any], chars: int) -> list[str]:
         what = f"{later!r} restates turn {row['original_turn']}: {earlier!r}"
     elif "verdict" in ev:
         what = f"{ev.get('class')} {ev.get('literal', '')!r} {ev['verdict']} in the summary"
+        if ev.get("reason"):
+            what += f" ({str(ev['reason']).replace('_', ' ')})"
         if ev.get("sentence"):
             what += f": {ev['sentence']!r}"
     else:

@@ -182,6 +182,10 @@ def _ledger_after_user(
                 ledger = lg.revise(ledger, it.id, turn, j.sentence)
                 revising.add(j.sentence)
     m = units.read(text)
+    for item_id, sentence in lg.revisions(ledger, m.sentences):
+        if sentence not in revising:
+            ledger = lg.revise(ledger, item_id, turn, sentence)
+            revising.add(sentence)
     new = list(lg.user_items(text, turn, list(remembered(m)), frozenset(revising)))
     ledger = lg.add(ledger, new)
     return _asking(ledger, lg.questions(text, turn, "user"))
@@ -255,6 +259,7 @@ def _survival_check(
                     "speaker": it.speaker,
                     "verdict": c.verdict,
                     "sentence": excerpt(c.sentence, cfg) if c.sentence else None,
+                    "reason": c.reason or None,
                     "score": c.score,
                     "item_turn": it.turn,
                     "revised_turn": it.revised_turn if it.revised else None,

@@ -29,8 +29,10 @@ import msgspec
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import units as un
+from monitor.detect.lang.quantities import other_value
 from monitor.detect.lang.segment import prose
 from monitor.detect.lang.units import Unit
+from monitor.detect.restatements import overlap
 
 ItemClass = Literal["constraint", "commitment", "open_question", "reference"]
 CLASSES: Final[tuple[ItemClass, ...]] = ("constraint", "commitment", "open_question", "reference")
@@ -232,12 +234,13 @@ def user_items(
 ) -> Iterator[Item]:
     """Constraints (among the instructing spans the restatement detector remembered, one per
     sentence: the sentence when it binds, else its binding clauses) and references named in
-    a user message. Spans in ``revising`` revise an item already held and are not new ones."""
+    a user message. Spans in ``revising`` revise an item already held and are not new ones,
+    nor are their clauses; a withdrawal ("forget the word limit") binds nothing."""
     whole = {u.text for u, sentence in remembered if not sentence and binds(u)}
     for u, sentence in remembered:
-        if u.text in revising or (sentence and sentence in whole):
+        if u.text in revising or (sentence and (sentence in whole or sentence in revising)):
             continue
-        if binds(u):
+        if binds(u) and not _REVOKE.search(u.text):
             yield _new("constraint", turn, "user", u.text)
     for r in references(prose(text), "user"):
         yield _new("reference", turn, "user", r)
@@ -278,6 +281,54 @@ _REVOKE: Final = re.compile(
     r"no need|scrap|you can skip|doesn't matter|does not matter|not needed|cancel)\b",
     re.IGNORECASE,
 )
+
+
+#: How much a user sentence announcing a change must share with a constraint to revise it
+#: (``restatements.overlap``: the share of the smaller side's look-up keys, plus half the
+#: larger's).
+REVISES_OVERLAP: Final = 0.5
+#: "Make it 60 words": a new value for the rule under discussion. (``lexicon.UPDATE_WEAK``'s
+#: other words, "now", "new", "change", are as common in talk about the work itself.)
+_MAKE_IT: Final = re.compile(r"\bmake (?:it|that|them)\b", re.IGNORECASE)
+
+
+def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]]:
+    """(item id, sentence) for each constraint a user message revises in so many words: a
+    sentence that announces a change ("actually", "instead", "make it", "switch to", "forget
+    …") or gives one of the constraint's numbers another value in the same slot ("Make it 300
+    per minute" for "100 requests per minute"), and shares enough of the constraint to be
+    about it; the constraint it shares most with, once per message.
+
+    The restatement scorer's ``contradicts`` verdict revises too (``detect``); this reads the
+    revisions it does not see: short, elliptical ones ("make it 7 days then") that share too
+    few words with the rule to score as the same instruction turned."""
+    constraints = [i for i in ledger.items if i.cls == "constraint"]
+    if not constraints:
+        return []
+    out: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for s in sentences:
+        if s.form & (un.QUESTION | un.IN_QUESTION | un.REPORT):
+            continue  # asking about a rule, or reporting what someone said, changes nothing
+        announced = lx.UPDATE.search(s.text) or _MAKE_IT.search(s.text)
+        best: tuple[tuple[float, float], str] | None = None
+        for it in constraints:
+            if it.id in taken:
+                continue
+            o = overlap(it.current, s)
+            valued = other_value(it.current.norm, s.norm)
+            # About the constraint (enough shared) and changing it (announced, or a number
+            # moved); or a number moved in the same slot under an announced change ("Use
+            # 15 m instead"), which shares little else with the rule.
+            if not (o >= REVISES_OVERLAP and (announced or valued)) and not (announced and valued):
+                continue
+            rank = (float(valued), o)
+            if best is None or rank > best[0]:
+                best = (rank, it.id)
+        if best is not None:
+            taken.add(best[1])
+            out.append((best[1], s.text))
+    return out
 
 
 def revise(ledger: Ledger, item_id_: str, turn: int, span: str) -> Ledger:
@@ -358,6 +409,7 @@ __all__ = [
     "questions",
     "references",
     "revise",
+    "revisions",
     "seen",
     "to_json",
     "user_items",

@@ -6,9 +6,15 @@ Each item gets one verdict:
   the summary, not under a negation just before it: deterministic and free;
 * else the pair verdict of the item against each summary sentence that shares a word with it
   (``survival_model.json``: the restatement features, fitted on item / summary-sentence pairs):
-  ``contradicted`` when a sentence says its opposite or another value (the gates of
-  ``pairs.opposite`` and ``pairs.changes_value`` count too), ``supported`` when one says it again;
+  ``supported`` when a sentence says it again, ``contradicted`` when one says otherwise: the
+  scorer's verdict, or one of the contradictions English marks plainly (``_contradiction``:
+  the item negated in nearly its own words, one of its numbers given another value in the same
+  slot, a revised item stated in its former form, an open question reported as decided);
 * ``absent`` otherwise: the summary dropped it.
+
+The restatement detector's hard gates are not used here: a summary reports in its own words
+("No views" for "don't put a view in front of it") and names neighbouring values, so a turned
+polarity or a changed name alone is no evidence of a contradiction in a summary sentence.
 
 A reference is checked by its name: present is verbatim; the same name with another version or
 revision ("report.md rev 12" for "rev 14") is contradicted.
@@ -26,21 +32,29 @@ import msgspec
 from monitor.detect import scorer as sc
 from monitor.detect.lang import units as un
 from monitor.detect.lang.normalise import normalise
+from monitor.detect.lang.quantities import other_value
 from monitor.detect.lang.segment import pieces
 from monitor.detect.lang.units import Cues, Unit
 from monitor.detect.ledger import Item
-from monitor.detect.pairs import FEATURES, changes_value, features, opposite
+from monitor.detect.pairs import FEATURES, features, opposite
 
 Verdict = Literal["verbatim", "supported", "absent", "contradicted"]
+#: Why a verdict is ``contradicted`` (``_contradiction``; ``scored``: the scorer alone).
+Contradiction = Literal["negated", "other_value", "stale", "settled", "scored", "version"]
 VERDICTS: Final[tuple[Verdict, ...]] = ("verbatim", "supported", "absent", "contradicted")
 #: What a compaction counts per class: the verdicts, and items with no summary to check.
 COUNTED: Final[tuple[str, ...]] = (*VERDICTS, "unchecked")
 
 #: Summary sentences scored per item, the most overlapping first.
 MAX_SENTENCES: Final = 6
-#: How much of an item a gated summary sentence must cover to contradict it.
-ALIGNED_TURNED: Final = 0.5
+#: How much of an item (and of the sentence) a turned sentence must cover to negate it:
+#: nearly all of both, the item said again with its predicate turned.
+ALIGNED_NEGATED: Final = 0.9
+ALIGNED_NEGATED_L: Final = 0.75
+#: How much of an item a sentence giving one of its numbers another value must cover.
 ALIGNED_CHANGED: Final = 0.25
+#: How much of an open question a sentence reporting a decision must cover.
+ALIGNED_SETTLED: Final = 0.3
 #: Characters of a summary read (longer summaries are cut).
 MAX_SUMMARY_CHARS: Final = 65_536
 #: A summary sentence carries no message cues.
@@ -56,7 +70,19 @@ _NO_CUES: Final = Cues(
     words=0,
 )
 _COV_E: Final = FEATURES.index("cov_e")
+_COV_L: Final = FEATURES.index("cov_l")
 _SPACE: Final = re.compile(r"\s+")
+#: A decision reported, and the words that say a matter is still open despite one.
+_SETTLED: Final = re.compile(
+    r"\b(?:decided|decision made|agreed|confirmed|settled|chose|chosen|signed off|approved|"
+    r"adopted|went with|picked|opted|resolved)\b",
+    re.IGNORECASE,
+)
+_STILL_OPEN: Final = re.compile(
+    r"\b(?:whether|waiting|waits|pending|open|undecided|tbd|to be decided|not yet|unresolved|"
+    r"vs\.?|or)\b|\?",
+    re.IGNORECASE,
+)
 _VERSION: Final = re.compile(r"\b(?:rev(?:ision)?|v|version)\s*\.?\s*(\d+(?:\.\d+)*)", re.I)
 
 
@@ -67,6 +93,8 @@ class Check(msgspec.Struct, frozen=True, gc=False):
     verdict: Verdict
     sentence: str = ""
     score: float = 0.0
+    #: For ``contradicted``: why (``Contradiction``); empty otherwise.
+    reason: str = ""
 
 
 def flat(text: str) -> str:
@@ -128,7 +156,7 @@ def _reference(item: Item, summary: Summary, model: sc.Scorer) -> Check:
             if base and base in flat(u.text):
                 other = _VERSION.search(u.text)
                 if other and other.group(1) != version.group(1):
-                    return Check(item, "contradicted", u.text, 100.0)
+                    return Check(item, "contradicted", u.text, 100.0, "version")
                 return Check(item, "supported", u.text, 100.0)
     return Check(item, "absent")
 
@@ -144,10 +172,11 @@ def check(item: Item, summary: Summary, model: sc.Scorer | None = None) -> Check
 
 
 def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
-    """The pair scorer's verdict over the summary sentences sharing a word with the item.
+    """The pair scorer's verdict over the summary sentences sharing a word with the item,
+    with the contradictions English marks plainly (``_contradiction``) forced.
 
     A sentence that holds every name and value of the item (a path, a number, an identifier:
-    at least one), covers half of it and is not gated also supports it: summaries keep the
+    at least one), covers half of it and is not turned also supports it: summaries keep the
     values of a rule while rewording the rest ("random_state=42 for every split")."""
     current = item.current
     names = _names(current)
@@ -157,31 +186,74 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
         key=lambda i: -len(eh & summary.heads[i]),
     )[:MAX_SENTENCES]
     best_same = (0.0, "")
-    best_contra = (0.0, "")
+    best_contra = (0.0, "", "")
     t_same, t_contra = model.model.threshold_same, model.model.threshold_contradicts
     for i in ranked:
         u = summary.units[i]
         x = features(current, u, _NO_CUES, un.SENTENCE)
         p_same, p_contra = model.probabilities(x)
-        turned = opposite(current, u)
-        changed = not turned and changes_value(current, u, _NO_CUES)
-        if turned or changed:
+        why = _contradiction(item, u, x, p_same, model)
+        if why:
             p_same = 0.0
-            # The same item turned, or given with another value: aligned on most of it when
-            # turned, on part of it (the rest is the value) when changed.
-            if x[_COV_E] >= (ALIGNED_TURNED if turned else ALIGNED_CHANGED):
-                p_contra = max(p_contra, t_contra)
-        elif names and names <= _names(u) | set(u.stems) and x[_COV_E] >= 0.5:
+            p_contra = max(p_contra, t_contra)
+        elif (
+            names
+            and not opposite(current, u)
+            and names <= _names(u) | set(u.stems)
+            and x[_COV_E] >= 0.5
+        ):
             p_same = max(p_same, t_same)
         if p_contra > best_contra[0]:
-            best_contra = (p_contra, u.text)
+            best_contra = (p_contra, u.text, why or "scored")
         if p_same > best_same[0]:
             best_same = (p_same, u.text)
     if best_contra[0] >= t_contra and best_contra[0] >= best_same[0]:
-        return Check(item, "contradicted", best_contra[1], round(100 * best_contra[0], 1))
+        score = round(100 * best_contra[0], 1)
+        return Check(item, "contradicted", best_contra[1], score, best_contra[2])
     if best_same[0] >= t_same:
         return Check(item, "supported", best_same[1], round(100 * best_same[0], 1))
     return Check(item, "absent")
+
+
+def _contradiction(
+    item: Item, u: Unit, x: Sequence[float], p_same: float, model: sc.Scorer
+) -> Contradiction | None:
+    """Why summary sentence ``u`` contradicts the item, when English says so plainly.
+
+    * ``negated``: the item said again with its predicate turned, in nearly the same words
+      (a summary's own phrasing of a rule, "No views" for "don't add views", reads as turned
+      too often to trust at less);
+    * ``other_value``: one of its numbers given with another value in the same slot
+      (``quantities.other_value``);
+    * ``stale``: a revised item that the sentence states in its former form: nearer the
+      former wording than the current, not the current, and without the revision's own values;
+    * ``settled``: an open question that the sentence reports as decided.
+
+    Other contradictions are left to the scorer; a changed name or a swapped word alone is
+    not one here (summaries reword and mention neighbouring names all the time)."""
+    current = item.current
+    if opposite(current, u) and x[_COV_E] >= ALIGNED_NEGATED and x[_COV_L] >= ALIGNED_NEGATED_L:
+        return "negated"
+    changed = other_value(current.norm, u.norm)
+    if changed and x[_COV_E] >= ALIGNED_CHANGED:
+        return "other_value"
+    former = item.unit if item.revised_unit is not None else None
+    if former is not None and p_same < model.model.threshold_same:
+        fresh = set(current.values) - set(former.values)
+        if not fresh.intersection(u.values):
+            xf = features(former, u, _NO_CUES, un.SENTENCE)
+            if xf[_COV_E] > x[_COV_E] and (
+                changed or model.probabilities(xf)[0] >= model.model.threshold_same
+            ):
+                return "stale"
+    if (
+        item.cls == "open_question"
+        and x[_COV_E] >= ALIGNED_SETTLED
+        and _SETTLED.search(u.text)
+        and not _STILL_OPEN.search(u.text)
+    ):
+        return "settled"
+    return None
 
 
 def check_all(items: Sequence[Item], text: str, model: sc.Scorer | None = None) -> list[Check]:

@@ -63,7 +63,82 @@ def test_a_revised_item_summarised_in_its_revised_form_is_not_inverted() -> None
     summary = read_summary("Constraints:\n- Use port 9090 for the admin service.")
     assert check(current, summary).verdict in ("verbatim", "supported")
     stale = read_summary("Constraints:\n- The admin service listens on port 8080.")
-    assert check(current, stale).verdict != "verbatim"
+    assert check(current, stale).verdict == "contradicted"
+
+
+def test_a_revised_item_summarised_in_its_former_form_is_inverted() -> None:
+    item = _item("Use tabs for indentation.")
+    (current,) = lg.revise(
+        lg.Ledger(items=(item,)), item.id, 9, "Use spaces for indentation instead."
+    ).items
+    got = check(current, read_summary("Code is indented with tabs throughout."))
+    assert (got.verdict, got.reason) == ("contradicted", "stale")
+    assert check(current, read_summary("Indentation uses spaces.")).verdict == "supported"
+
+
+#: Rules with a number in a slot, and sentences that mention other numbers.
+NUMBERED = [
+    "Keep the lookback window at {n} days.",
+    "Cap each batch at {n} rows.",
+    "Run {n} workers per node.",
+]
+ASIDES = ["The export covers 2,297 customers.", "Build 418 passed on the second try."]
+
+
+@given(
+    st.sampled_from(NUMBERED),
+    st.integers(2, 400),
+    st.integers(2, 400),
+    st.sampled_from(FILLER),
+)
+@settings(max_examples=60)
+def test_a_summary_giving_its_number_another_value_inverts_it(
+    rule: str, n: int, m: int, filler: str
+) -> None:
+    got = check(_item(rule.format(n=n)), read_summary(f"{filler}\n- {rule.format(n=m)}"))
+    if n == m:
+        assert got.verdict == "verbatim"
+    else:
+        assert (got.verdict, got.reason) == ("contradicted", "other_value")
+
+
+@given(st.sampled_from(NUMBERED), st.integers(2, 400), st.sampled_from(ASIDES))
+@settings(max_examples=40)
+def test_numbers_about_other_things_invert_nothing(rule: str, n: int, aside: str) -> None:
+    assert check(_item(rule.format(n=n)), read_summary(aside)).verdict != "contradicted"
+
+
+def test_a_rule_summarised_in_its_own_words_is_not_inverted() -> None:
+    item = _item("Don't add emojis to the release notes.")
+    for said in ("No emojis in the release notes.", "Release notes: no emojis."):
+        assert check(item, read_summary(said)).verdict == "supported", said
+
+
+def test_an_open_question_reported_as_decided_is_inverted() -> None:
+    text = "Should the nightly export include soft-deleted rows?"
+    q = lg.Item(
+        lg.item_id("open_question", 4, text), "open_question", 4, "user", text, un.unit(text)
+    )
+    settled = check(
+        q, read_summary("The user agreed the nightly export includes soft-deleted rows.")
+    )
+    assert (settled.verdict, settled.reason) == ("contradicted", "settled")
+    still = read_summary("Open: whether the nightly export should include soft-deleted rows.")
+    assert check(q, still).verdict == "supported"
+
+
+def test_a_change_announced_revises_the_rule_it_is_about() -> None:
+    rule = _item("Keep the abstract under 250 words.")
+    other = _item("Cite with author-year references.")
+    ledger = lg.Ledger(items=(other, rule))
+    changed = un.read("Thanks. Actually, make it 300 words.").sentences
+    assert lg.revisions(ledger, changed) == [(rule.id, "Actually, make it 300 words.")]
+    for unchanged in (
+        "Should we make it 300 words instead?",  # a question revises nothing
+        "The draft is 180 words now.",  # a value the bound allows, nothing announced
+        "Actually, the figures look great.",  # announced, but about something else
+    ):
+        assert lg.revisions(ledger, un.read(unchanged).sentences) == [], unchanged
 
 
 def test_a_revocation_takes_the_item_out() -> None:
