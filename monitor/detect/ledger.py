@@ -317,12 +317,18 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
                 continue
             o = overlap(it.current, s)
             valued = other_value(it.current.norm, s.norm)
+            # What the sentence rejects is what the rule said ("argon2id instead of bcrypt").
+            rejects = not set(s.rejected).isdisjoint(it.current.keys)
             # About the constraint (enough shared) and changing it (announced, or a number
             # moved); or a number moved in the same slot under an announced change ("Use
-            # 15 m instead"), which shares little else with the rule.
-            if not (o >= REVISES_OVERLAP and (announced or valued)) and not (announced and valued):
+            # 15 m instead"), or the rule's own word rejected, which share little else with it.
+            if (
+                not (o >= REVISES_OVERLAP and (announced or valued))
+                and not (announced and valued)
+                and not rejects
+            ):
                 continue
-            rank = (float(valued), o)
+            rank = (float(valued or rejects), o)
             if best is None or rank > best[0]:
                 best = (rank, it.id)
         if best is not None:

@@ -133,6 +133,8 @@ def test_a_change_announced_revises_the_rule_it_is_about() -> None:
     ledger = lg.Ledger(items=(other, rule))
     changed = un.read("Thanks. Actually, make it 300 words.").sentences
     assert lg.revisions(ledger, changed) == [(rule.id, "Actually, make it 300 words.")]
+    cite = un.read("Use numbered citations instead of author-year.").sentences
+    assert lg.revisions(ledger, cite) == [(other.id, cite[0].text)]  # its own word rejected
     for unchanged in (
         "Should we make it 300 words instead?",  # a question revises nothing
         "The draft is 180 words now.",  # a value the bound allows, nothing announced
