@@ -192,16 +192,12 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
         u = summary.units[i]
         x = features(current, u, _NO_CUES, un.SENTENCE)
         p_same, p_contra = model.probabilities(x)
-        why = _contradiction(item, u, x, p_same, model)
+        turned = opposite(current, u)
+        why = _contradiction(item, u, x, turned, p_same, model)
         if why:
             p_same = 0.0
             p_contra = max(p_contra, t_contra)
-        elif (
-            names
-            and not opposite(current, u)
-            and names <= _names(u) | set(u.stems)
-            and x[_COV_E] >= 0.5
-        ):
+        elif names and not turned and names <= _names(u) | set(u.stems) and x[_COV_E] >= 0.5:
             p_same = max(p_same, t_same)
         if p_contra > best_contra[0]:
             best_contra = (p_contra, u.text, why or "scored")
@@ -216,9 +212,10 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
 
 
 def _contradiction(
-    item: Item, u: Unit, x: Sequence[float], p_same: float, model: sc.Scorer
+    item: Item, u: Unit, x: Sequence[float], turned: bool, p_same: float, model: sc.Scorer
 ) -> Contradiction | None:
-    """Why summary sentence ``u`` contradicts the item, when English says so plainly.
+    """Why summary sentence ``u`` contradicts the item, when English says so plainly
+    (``x``: the pair's features; ``turned``: ``pairs.opposite`` of the pair).
 
     * ``negated``: the item said again with its predicate turned, in nearly the same words
       (a summary's own phrasing of a rule, "No views" for "don't add views", reads as turned
@@ -232,7 +229,7 @@ def _contradiction(
     Other contradictions are left to the scorer; a changed name or a swapped word alone is
     not one here (summaries reword and mention neighbouring names all the time)."""
     current = item.current
-    if opposite(current, u) and x[_COV_E] >= ALIGNED_NEGATED and x[_COV_L] >= ALIGNED_NEGATED_L:
+    if turned and x[_COV_E] >= ALIGNED_NEGATED and x[_COV_L] >= ALIGNED_NEGATED_L:
         return "negated"
     changed = other_value(current.norm, u.norm)
     if changed and x[_COV_E] >= ALIGNED_CHANGED:
