@@ -66,6 +66,7 @@ alone off-limits without none nothing nobody neither off free absent blocked
 #: Verbs that ask for the absence of their object ("avoid X" is "do not X").
 NEGATIVE_VERBS: Final = word_set("""
 avoid avoids avoided avoiding refrain skip skips skipping stop stops stopping quit cease ceases
+omit omits omitted omitting exclude excludes excluded excluding
 """)
 
 #: Contractions written without their apostrophe in fast typing ("dont" -> "do not").
@@ -407,7 +408,7 @@ ANTONYM_PAIRS: Final = tuple(
     for p in sorted(
         word_set(
             """
-enable/disable add/remove add/avoid keep/remove keep/avoid allow/block allow/forbid
+enable/disable add/remove add/avoid put/remove keep/remove keep/avoid allow/block allow/forbid
 allow/prohibit allow/ban permit/forbid allow/disallow allowed/forbidden allowed/banned
 allowed/prohibited permitted/forbidden enable/off show/hide visible/hidden public/private
 upper/lower uppercase/lowercase before/after open/close start/stop accept/reject approve/reject
@@ -433,6 +434,10 @@ PHRASES: Final = {
     "leave out": "omit",
     "leave off": "omit",
     "leave in": "keep",
+    "leave on": "keep",
+    "strip off": "remove",
+    "strip out": "remove",
+    "keep out": "omit",
     "put in": "include",
     "put back": "restore",
     "take out": "remove",

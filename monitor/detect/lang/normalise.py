@@ -60,12 +60,80 @@ _WORD_MEMO: Final = 32768
 _TEXT_MEMO: Final = 4096
 
 
+_SMALL: Final = {w: n for w, n in lx.NUMBER_WORDS.items() if n < 20}
+_TENS: Final = {w: n for w, n in lx.NUMBER_WORDS.items() if 20 <= n < 100 and n % 10 == 0}
+_SCALES: Final = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_NUMBER_WORD: Final = "|".join(sorted({*_SMALL, *_TENS, *_SCALES}, key=len, reverse=True))
+#: Numbers spelled in several words ("twenty-five", "a hundred and twenty") and a number word
+#: joined to its unit ("two-minute"). One word alone is read by ``units`` already.
+_SPELLED: Final = re.compile(
+    rf"\b(?:an?\s+)?(?:{_NUMBER_WORD})(?:(?:\s+and\s+|\s+|-)(?:{_NUMBER_WORD}))+\b"
+    rf"|\b(?:{_NUMBER_WORD})-(?!(?:first|second|third|[a-z]+th)\b)(?=[a-z]{{2,}}\b)",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS: Final = frozenset({*_SMALL, *_TENS, *_SCALES})
+
+
+def _may_spell(text: str) -> bool:
+    """A cheap test before ``_SPELLED`` runs: two number words, or one beside a hyphen."""
+    low = text.lower()
+    hyphen = "-" in low
+    found = 0
+    for w in (low.replace("-", " ") if hyphen else low).split():
+        if w in _NUMBER_WORDS:
+            found += 1
+            if found == 2 or hyphen:
+                return True
+    return False
+
+
+def _spelled(m: re.Match[str]) -> str:
+    """The digits of a spelled number, or the text unchanged when the words do not make one
+    number ("one two three", "two and three")."""
+    text = m.group(0)
+    if text.endswith("-"):
+        word = text[:-1].lower()
+        if word in _SCALES or word == "one":  # "one-off", "hundred-year" stay words
+            return text
+        return f"{lx.NUMBER_WORDS[word]} "
+    tokens = re.split(r"\s+|-", text.lower())
+    if tokens[0] in ("a", "an"):
+        tokens[0] = "one"
+    total = current = 0
+    prev = ""
+    for t in tokens:
+        if t == "and":
+            if prev not in ("hundred", "thousand"):
+                return text
+        elif t in _SMALL:
+            if prev in _SMALL or (prev in _TENS and _SMALL[t] >= 10):
+                return text
+            current += _SMALL[t]
+        elif t in _TENS:
+            if prev in _SMALL or prev in _TENS:
+                return text
+            current += _TENS[t]
+        elif t == "hundred":
+            if prev not in _SMALL:
+                return text
+            current *= 100
+        else:  # thousand, million
+            if not prev or prev == "and":
+                return text
+            total += current * _SCALES[t]
+            current = 0
+        prev = t
+    return str(total + current)
+
+
 def normalise(text: str) -> str:
-    """NFKC, straight quotes and dashes, no thousands separators."""
+    """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     if "," in text:
         text = _THOUSANDS.sub("", text)
+    if _may_spell(text):
+        text = _SPELLED.sub(_spelled, text)
     if "per" in text or "pct" in text:
         text = _PERCENT.sub(r"\1%", text)
     if "o." in text or "O." in text or "r." in text:

@@ -21,6 +21,7 @@ nearly always set off by one.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from typing import Final
 
@@ -55,9 +56,11 @@ _CODE_LINE: Final = re.compile(
     r"(?:def|class|fn|func|function|const|let|var|pub)\s+[\w$]+\s*[(=:<{]|"
     r"#(?:include|define|!/)|[\w.$\[\]]+\s*:?=\s*[\w\"'(\[{-])"
 )
-#: Box drawing, block elements and braille (terminal user interfaces and spinners).
+#: Box drawing, block elements and braille (terminal user interfaces and spinners). The
+#: bullet "•" is not among them: people type it (or paste it from a document) to list rules, and
+#: a terminal's bullets come in blocks that the other lines' shapes give away.
 _TUI_FIRST: Final = re.compile(
-    r"^\s*[\u2500-\u259f\u2800-\u28ff\u2713-\u2718\u274c\u274e\u26a0\u2192\u21b3\u2022\u25b6\u25cf]"
+    r"^\s*[\u2500-\u259f\u2800-\u28ff\u2713-\u2718\u274c\u274e\u26a0\u2192\u21b3\u25b6\u25cf]"
 )
 _OUTPUT_START: Final = re.compile(
     "|".join(
@@ -113,6 +116,18 @@ _ABBREVIATIONS: Final = re.compile(
 )
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 _CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-{1,2}\s+|\s*:\s+(?=[A-Za-z])")
+#: An item number inside a line ("rules: 1) US spelling 2) no adverbs"): a list typed inline.
+_INLINE_NUMBER: Final = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)](?=\s)")
+#: A label that announces a list of rules ("Ground rules for the docs:", "house style:",
+#: "a few things:"): after its colon, commas separate items rather than clauses.
+_LIST_HEAD: Final = re.compile(
+    r"^(?P<head>[^:]{0,80}?\b(?:rules?|guidelines?|conventions?|standards?|checklist|"
+    r"requirements?|constraints?|etiquette|instructions?|preferences?|polic(?:y|ies)|specs?|"
+    r"things|points|criteria|limits|defaults|style|dos and don'?ts)\b[^:]{0,40})"
+    r":\s+(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
+_LIST_COMMA: Final = re.compile(r"\s*[,;]\s*(?:(?:and|or)\s+)?|\s+and\s+(?=(?:no|never|always)\b)")
 #: Commas that open a clause of its own: a contrast ("…, not X"), a reason ("…, because …"),
 #: a new subject ("…, the client doesn't read it", "…, I'll merge it"), a second request
 #: ("…, and don't merge it"), "but".
@@ -328,14 +343,55 @@ def pieces(text: str) -> tuple[tuple[str, bool], ...]:
     """``sentences`` with, for each, whether the sentence it was cut from asks a question
     ("Rule 3, no gradients - does that cover print too?")."""
     out: list[tuple[str, bool]] = []
-    for part in _SENTENCE_END.split(_protect(normalise(text))):
+    body = normalise(text)
+    if _DOTTED_NUMBER.search(body):
+        body = "\n".join(_numbered_inline(line) for line in body.split("\n"))
+    for part in _SENTENCE_END.split(_protect(body)):
         part = _LIST_MARKER.sub("", part, count=1)
         asks = part.rstrip(" \"')*").endswith("?")
-        for piece in _CLAUSE_END.split(part):
-            piece = piece.replace("\x00", ".").strip().strip("\"'-:,*_").strip()
-            if piece and any(ch.isalpha() for ch in piece):
-                out.append((piece, asks))
+        for item in _items(part):
+            for piece in _CLAUSE_END.split(item):
+                piece = piece.replace("\x00", ".").strip().strip("\"'-:,*_").strip()
+                if piece and any(ch.isalpha() for ch in piece):
+                    out.append((piece, asks))
     return tuple(out)
+
+
+#: "1. " inside a line, as in "rules: 1. no logos 2. no emojis".
+_DOTTED_NUMBER: Final = re.compile(r"(?:^|\s)1\.\s")
+_DOTTED: Final = re.compile(r"(?:^|(?<=\s))(\d{1,2})\.(?=\s)")
+
+
+def _numbered_inline(line: str) -> str:
+    """A line numbering its items "1. … 2. …" with them written "1) … 2) …", so that the
+    numbers' stops do not end sentences. Only numbers counting up from one are items; "set it
+    to 3. Then …" ends a sentence."""
+    marks = list(_DOTTED.finditer(line))
+    numbers = [int(m.group(1)) for m in marks]
+    if len(marks) < 2 or numbers != list(range(1, len(marks) + 1)):
+        return line
+    return _DOTTED.sub(lambda m: m.group(1) + ")", line)
+
+
+def _items(part: str) -> list[str]:
+    """A line that lists rules inline, cut into its items: at item numbers that count up from
+    one ("1) … 2) …"), and at commas after a label that announces a list ("seasonal rules:
+    halloween out by nov 1, xmas in by nov 3"). Each item binds on its own, and a later
+    message restates one of them, not the line."""
+    numbers = list(_INLINE_NUMBER.finditer(part))
+    if len(numbers) >= 2 and [int(m.group(1)) for m in numbers] == list(
+        range(int(numbers[0].group(1)), int(numbers[0].group(1)) + len(numbers))
+    ):
+        cuts = [0, *(m.start() for m in numbers), len(part)]
+        items = [part[a:b] for a, b in itertools.pairwise(cuts)]
+        return [_INLINE_NUMBER.sub("", it, count=1).strip(" ,;") for it in items]
+    head = _LIST_HEAD.match(part)
+    if head is None:
+        return [part]
+    rest = [it for it in _LIST_COMMA.split(head.group("rest")) if it.strip()]
+    if len(rest) < 2:
+        return [part]
+    return [head.group("head"), *rest]
 
 
 @functools.lru_cache(maxsize=_TEXT_MEMO)
@@ -355,7 +411,8 @@ def clauses(sentence: str) -> tuple[str, ...]:
 
 
 _AND: Final = re.compile(
-    r",\s+(?:and\s+)?(?:then\s+|also\s+)?(?=(\w+))|\s+and\s+(?:then\s+|also\s+)?(?=(\w+))",
+    r",\s+(?:and\s+)?(?:then\s+|also\s+)?(?=(\w+))|\s+and\s+(?=(?:always|never)\s+(\w+))|"
+    r"\s+and\s+(?:then\s+|also\s+)?(?=(\w+))",
     re.IGNORECASE,
 )
 
@@ -387,7 +444,7 @@ def _second_requests(piece: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _AND.finditer(piece):
-        word = (m.group(1) or m.group(2)).lower()
+        word = (m.group(1) or m.group(2) or m.group(3)).lower()
         if word in lx.VERBS and word not in _ADJECTIVE_VERBS and m.start() > start:
             out.append(piece[start : m.start()])
             start = m.end()

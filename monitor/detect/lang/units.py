@@ -43,6 +43,9 @@ DIRECTED: Final = 4096
 OWN_PLAN: Final = 8192
 #: Quotes someone's words ("Marco wrote: 'never full-refresh on weekdays'").
 QUOTES: Final = 2048
+#: Asks whether something is so ("did you keep the filenames lowercase", "the names are kept
+#: out, right?"): a check, not a request. Not one of ``FORM_BITS`` (not a scorer feature).
+CHECKS: Final = 16384
 FORM_BITS: Final = (
     ("question", QUESTION),
     ("ack", ACK),
@@ -322,10 +325,38 @@ def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
                 i += n
                 break
         else:
+            j = _split_particle(ws, i)
+            if j:
+                # "leave the phone number out of it": the verb's meaning, the object, no particle
+                meaning = lx.PHRASES[f"{ws[i]} {ws[j]}"]
+                out_w.extend((meaning, *ws[i + 1 : j]))
+                out_r.extend((meaning, *raw[i + 1 : j]))
+                i = j + 1
+                continue
             out_w.append(ws[i])
             out_r.append(raw[i])
             i += 1
     return out_w, out_r
+
+
+#: Particles a phrasal verb may leave after its object ("leave X out", "turn X off"); "in",
+#: "up" and "on" are left alone: after a noun they are mostly prepositions ("put X in the box").
+_SPLIT_PARTICLES: Final = frozenset({"out", "off", "back"})
+#: Words the object of a split phrasal verb does not run across.
+_OBJECT_ENDS: Final = frozenset({"and", "or", "but", "then", "to", "from", "that", "so", "if"})
+#: Longest object between a phrasal verb and its particle (words).
+_SPLIT_GAP: Final = 5
+
+
+def _split_particle(ws: list[str], i: int) -> int:
+    """The index of the particle completing the phrasal verb at ``i`` after its object, or 0."""
+    for j in range(i + 2, min(i + 2 + _SPLIT_GAP, len(ws))):
+        w = ws[j]
+        if w in _OBJECT_ENDS:
+            return 0
+        if w in _SPLIT_PARTICLES and f"{ws[i]} {w}" in lx.PHRASES:
+            return j
+    return 0
 
 
 #: A negator that names a rejected alternative ("B, not A", "not A but B") negates nothing.
@@ -348,7 +379,9 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     if first in ("why", "how") or joined.startswith(_ASKING_OPENERS):
         form |= QUESTION
     if first in _YES_NO_AUX and second not in ("not", "n't"):
-        form |= QUESTION  # "did finance sign off yet", "is the summary still under 150 words"
+        form |= (
+            QUESTION | CHECKS
+        )  # "did finance sign off yet", "is the summary still under 150 words"
     third = body[2] if len(body) > 2 else ""
     if (
         first in _POLITE_AUX
@@ -357,9 +390,9 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     ):
         form |= POLITE  # "could you …", "could the p-values be reported?" ("can we …?" asks)
     elif first == "do" and (second in lx.SUBJECTS or second in _DETERMINERS):
-        form |= QUESTION
-    if len(ws) > 3 and ws[-1] in _TAG_QUESTION and first in lx.SUBJECTS:
-        form |= QUESTION  # "you're leaving the opening line as it is, right"
+        form |= QUESTION | CHECKS
+    if len(ws) > 3 and ws[-1] in _TAG_QUESTION and (first in lx.SUBJECTS or stripped.endswith("?")):
+        form |= QUESTION | CHECKS  # "you're leaving the opening line as it is, right"
     spaced = " ".join(ws)
     polite = None if form & POLITE else _POLITE_REQUEST.search(spaced)
     if polite and (polite.group(1) is None or polite.group(1) not in lx.ASKING_VERBS):
@@ -388,8 +421,14 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         and not (form & (OBLIGATION | NEGATED_START | DIRECTED))
     ):
         form |= ACK  # "that output makes sense", "looks good, carry on"
-    if first in lx.VERBS or (first in lx.NEGATORS and second) or first == "do":
-        form |= IMPERATIVE
+    if (
+        first in lx.VERBS
+        or (first in lx.NEGATORS and second)
+        or first == "do"
+        or (first == "always" and second in lx.VERBS)
+        or _reversed_verb(first)
+    ):
+        form |= IMPERATIVE  # "always set --mem", "unfreeze the encoder" tell as a verb does
     if first in lx.NEGATORS or (first == "do" and second == "not"):
         form |= NEGATED_START
     if any(w in lx.OBLIGATION for w in ws) or "make sure" in joined or "have to" in joined:
@@ -403,6 +442,16 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     if all(w in _INTERJECTIONS or w in lx.STOPWORDS for w in ws):
         form |= ACK  # "fucking hell", "omg", "ugh lol": an outburst, not an instruction
     return form
+
+
+#: Prefixes that reverse a verb ("unfreeze", "unpin", "nonblock"): the prefixed verb tells.
+REVERSING_PREFIXES: Final = ("un", "non")
+
+
+def _reversed_verb(word: str) -> bool:
+    return word.startswith(REVERSING_PREFIXES) and any(
+        word.startswith(p) and word[len(p) :] in lx.VERBS for p in REVERSING_PREFIXES
+    )
 
 
 def _rejected(text: str) -> tuple[str, ...]:
@@ -442,7 +491,8 @@ def unit(span: str, rejected: tuple[str, ...] | None = None, asks: bool = False)
             poles.append(("bound", bounds[i]))
             continue  # a limit's side lives in its pole, not in its words
         k = key(low)
-        poles.extend(_ANTONYMS.get(k, ()))
+        if low not in lx.NEGATIVE_VERBS:  # "avoid", "skip" count once: as negations
+            poles.extend(_ANTONYMS.get(k, ()))
         if low in lx.STOPWORDS or low in lx.NEGATORS or low in lx.NEGATIVE_VERBS or low == "than":
             continue
         if low in lx.NUMBER_WORDS:
@@ -545,6 +595,8 @@ def read(text: str) -> Message:
         if len(pieces) > 1:
             for p in pieces:
                 u = unit(p, whole.rejected, asks)
+                if whole.form & CHECKS and not u.form & CHECKS:
+                    u = msgspec.structs.replace(u, form=u.form | CHECKS)  # "…, or are we still …"
                 if u.stems:
                     own.append(u)
                     units.append(u)
@@ -554,6 +606,10 @@ def read(text: str) -> Message:
     if len(sentence_units) > 1 and n_words <= WHOLE_MESSAGE_WORDS:
         asks_any = any(asks for _, asks in sents)
         joined = unit(" ".join(u.text for u in sentence_units), None, asks_any)
+        if any(u.form & CHECKS for u in sentence_units) and all(
+            u.form & (QUESTION | IN_QUESTION) for u in sentence_units
+        ):
+            joined = msgspec.structs.replace(joined, form=joined.form | CHECKS)
         if joined.stems:
             units.append(joined)
             kinds.append(WHOLE)

@@ -62,3 +62,34 @@ def test_any_text_reads_without_error(text: str) -> None:
     got = words(text)
     assert all(w == w.lower() and w for w in got)
     assert normalise(normalise(text)) == normalise(text)
+
+
+@given(st.integers(min_value=21, max_value=999).filter(lambda n: n % 10 and n % 100 > 20))
+def test_a_number_spelled_in_words_is_read_as_its_digits(n: int) -> None:
+    small = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    tens = {
+        2: "twenty",
+        3: "thirty",
+        4: "forty",
+        5: "fifty",
+        6: "sixty",
+        7: "seventy",
+        8: "eighty",
+        9: "ninety",
+    }
+    spelled = f"{tens[n % 100 // 10]}-{small[n % 10]}"
+    if n >= 100:
+        spelled = f"{small[n // 100]} hundred and {spelled}"
+    assert normalise(f"keep it under {spelled} words") == f"keep it under {n} words"
+
+
+def test_number_words_that_make_no_one_number_stay_words() -> None:
+    for text in (
+        "one or two",
+        "two and three",
+        "one two three",
+        "a one-off job",
+        "the twenty-first",
+    ):
+        assert normalise(text) == text
+    assert normalise("a seven-day lookback") == "a 7 day lookback"

@@ -88,3 +88,38 @@ def test_any_text_segments_without_error(text: str) -> None:
     for s in sentences(prose(text)):
         assert s.strip() == s and s
         assert all(c for c in clauses(s))
+
+
+ITEMS = [
+    "no stock photos",
+    "captions under twenty words",
+    "alt text on every image",
+    "credit the photographer",
+    "never crop the logo",
+]
+
+
+@given(st.lists(st.sampled_from(ITEMS), min_size=2, max_size=5, unique=True), st.booleans())
+def test_a_list_typed_inline_is_cut_into_its_items(items: list[str], parens: bool) -> None:
+    numbered = " ".join(f"{n}{')' if parens else '.'} {it}" for n, it in enumerate(items, 1))
+    assert sentences(f"Rules for the gallery: {numbered}") == ("Rules for the gallery", *items)
+    assert sentences(f"House style for the gallery: {', '.join(items)}") == (
+        "House style for the gallery",
+        *items,
+    )
+
+
+def test_numbers_that_do_not_count_up_and_commas_after_other_labels_stay() -> None:
+    assert sentences("Set retries to 3) and the timeout to 5) seconds") == (
+        "Set retries to 3) and the timeout to 5) seconds",
+    )
+    assert sentences("Note: keep it short, clear and friendly") == (
+        "Note",
+        "keep it short, clear and friendly",
+    )
+
+
+def test_bulleted_rules_are_typed_not_output() -> None:
+    text = "Checklist for the report:\n\u2022 oil level in litres\n\u2022 battery voltage"
+    assert prose(text) == text
+    assert sentences(text)[1:] == ("oil level in litres", "battery voltage")
