@@ -180,10 +180,12 @@ class Replay:
             "sessions": len(self.states),
             "events": self.events,
             "compactions": self.compactions,
-            "flagged_sessions": sum(1 for m in metas if m.repeat_flags or m.restate_flags),
+            "flagged_sessions": len(self.flag_times),
+            # The two signals always on, then any other the run raised (survival's).
             "flags_by_signal": {
                 "repeated_tool_call": self.flags_by_signal["repeated_tool_call"],
                 "restated_instruction": self.flags_by_signal["restated_instruction"],
+                **{s: n for s, n in sorted(self.flags_by_signal.items()) if n},
             },
             "problems": dict(self.problems),
             "status": self.status(),

@@ -134,3 +134,18 @@ def test_flags_equal_the_counted_absences_and_contradictions(
     # The same events through the batch entry point give the same survival flags.
     again = [f for f in detect_all(events, ON) if f.signal in ("dropped_item", "inverted_item")]
     assert again == [f for f in flags if f.signal in ("dropped_item", "inverted_item")]
+
+
+def test_the_replay_summary_counts_survival_flags_and_their_sessions() -> None:
+    from monitor.replay import replay_events
+
+    summary = replay_events(session(RULES[0], NEUTRAL), ON).summary()
+    assert summary["flags_by_signal"] == {
+        "repeated_tool_call": 0,
+        "restated_instruction": 0,
+        "dropped_item": 1,
+    }
+    assert summary["flagged_sessions"] == 1
+    off = replay_events(session(RULES[0], NEUTRAL)).summary()
+    assert off["flags_by_signal"] == {"repeated_tool_call": 0, "restated_instruction": 0}
+    assert off["flagged_sessions"] == 0
