@@ -40,8 +40,14 @@ import corpus
 from monitor.detect import scorer as sc
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
-from monitor.detect.pairs import FEATURES, changes_value, features, opposite, thin
-from monitor.detect.restatements import SEMANTIC_FEATURES, instructions_in, pairs_to_score
+from monitor.detect.pairs import FEATURES, changes_value, checks, features, opposite, thin
+from monitor.detect.restatements import (
+    SEMANTIC_FEATURES,
+    instructions_in,
+    pairs_to_score,
+    remarks,
+    turned_within,
+)
 
 CLASS_INDEX = {c: i for i, c in enumerate(sc.CLASSES)}
 #: Span pairs kept per unrelated message pair (by plain coverage): long messages would
@@ -52,6 +58,20 @@ MAX_NEGATIVE_SPANS = 12
 #: do with a new message, yet share its topic and some of its words; the written pairs are all
 #: about one instruction, so these natural negatives are what teach the scorer that.
 CROSS_PAIRS = 2
+#: Gate flags at the end of each featurised pair (see ``featurise``).
+GATES = 2
+
+
+#: Two earlier messages of one domain this alike (rapidfuzz token-set ratio) give the same
+#: instruction: a pair's later message may well restate the other's, so the cross pair is no
+#: negative (a domain's pairs were written one by one and some share an instruction).
+SAME_SUBJECT = 60
+
+
+def _same_subject(a: str, b: str) -> bool:
+    from rapidfuzz import fuzz
+
+    return a == b or fuzz.token_set_ratio(a.lower(), b.lower()) >= SAME_SUBJECT
 
 
 def with_cross_pairs(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
@@ -64,7 +84,7 @@ def with_cross_pairs(rows: list[dict[str, Any]], seed: int) -> list[dict[str, An
         by_domain[r["domain"]].append(r)
     out = list(rows)
     for r in rows:
-        pool = [o for o in by_domain[r["domain"]] if o["earlier"] != r["earlier"]]
+        pool = [o for o in by_domain[r["domain"]] if not _same_subject(o["earlier"], r["earlier"])]
         for other in rng.sample(pool, min(CROSS_PAIRS, len(pool))):
             out.append(
                 {
@@ -79,25 +99,36 @@ def with_cross_pairs(rows: list[dict[str, Any]], seed: int) -> list[dict[str, An
 
 
 def featurise(rows: list[dict[str, Any]], cfg: DetectConfig) -> list[list[list[float]]]:
-    """Per message pair, the feature vectors of its candidate span pairs. Each ends in one more
-    element: 1.0 when a gate (``pairs.opposite``, ``changes_value``, ``thin``) holds for the pair,
-    so its P(same) is 0 whatever the model says; it is cut off before the model sees it."""
+    """Per message pair, the feature vectors of its candidate span pairs. Each ends in two more
+    elements, cut off before the model sees them: 1.0 when ``pairs.changes_value`` holds for the
+    pair, and 1.0 when another gate does (``restatements.turned_within``,
+    ``restatements.remarks``, ``pairs.thin``, ``pairs.checks``). Either makes its P(same) 0 at
+    run time, whatever the model says.
+
+    Only the second keeps a pair out of training as a restatement: the run-time gate on a
+    changed value is a safety rule (the same instruction with another value is an update), but
+    it also reads spellings of one value as two ("512Mi" / "512 MiB"), and a pair written as a
+    restatement is one; the model learns from the labels, the gate guards its output."""
     out = []
+    cov_e, cov_l = FEATURES.index("cov_e"), FEATURES.index("cov_l")
     for row in rows:
         history = instructions_in(row["earlier"], 0, cfg)
         m = un.read(row["later"][: cfg.max_text_chars])
+        scored = [
+            (ins, u, [*features(ins.unit, u, m.cues, kind), *extra])
+            for ins, u, kind, extra in pairs_to_score(history, m, 1, cfg)
+        ]
+        vetoed = turned_within(
+            [(ins, u, opposite(ins.unit, u), x[cov_e], x[cov_l]) for ins, u, x in scored], m
+        )
         out.append(
             [
                 [
-                    *features(ins.unit, u, m.cues, kind),
-                    *extra,
-                    float(
-                        opposite(ins.unit, u)
-                        or changes_value(ins.unit, u, m.cues)
-                        or thin(ins.unit, u)
-                    ),
+                    *x,
+                    float(changes_value(ins.unit, u, m.cues)),
+                    float(veto or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues)),
                 ]
-                for ins, u, kind, extra in pairs_to_score(history, m, 1, cfg)
+                for (ins, u, x), veto in zip(scored, vetoed, strict=True)
             ]
         )
     return out
@@ -121,18 +152,18 @@ def instances(
         if cls == CLASS_INDEX["unrelated"]:
             ranked = sorted(xs, key=_coverage, reverse=True)[:MAX_NEGATIVE_SPANS]
             for x in ranked:
-                X.append(x[:-1])
+                X.append(x[:-GATES])
                 y.append(cls)
                 w.append(1.0 / len(ranked) ** 0.5)
             continue
         if cls == CLASS_INDEX["same"]:
-            xs = [x for x in xs if not x[-1]] or xs  # a gated pair never restates
+            xs = [x for x in xs if not x[-1]] or xs  # a pair turned or thin never restates
         if model is None:
             best = max(xs, key=_coverage)
         else:
-            probs = model.predict_proba([x[:-1] for x in xs])
+            probs = model.predict_proba([x[:-GATES] for x in xs])
             best = xs[max(range(len(xs)), key=lambda i: probs[i][cls])]
-        X.append(best[:-1])
+        X.append(best[:-GATES])
         y.append(cls)
         w.append(1.0)
     return X, y, w
@@ -202,11 +233,13 @@ def export(
         trees=tuple(trees),
         trained=meta,
     )
-    # The exported trees must give sklearn's own probabilities.
+    # The exported trees must give sklearn's own probabilities. sklearn compares features as
+    # float32, so the check does too: a float64 value within rounding of a split may fall the
+    # other way, a difference of no consequence that would fail an exact comparison.
     check = sc.Scorer(model)
     for x in X[:200]:
         want = clf.predict_proba([x])[0]
-        got = check.probabilities(x)
+        got = check.probabilities([float(v) for v in np.asarray(x, dtype=np.float32)])
         assert abs(got[0] - want[classes.index("same")]) < 1e-6, (got, want)
     return model
 
@@ -215,8 +248,8 @@ def message_scores(model: sc.Scorer, feats: list[list[list[float]]]) -> list[tup
     """Per message pair: (best P(same), best P(contradicts)) over its span pairs."""
     out = []
     for xs in feats:
-        ps = [model.probabilities(x[:-1]) for x in xs]
-        same = [0.0 if x[-1] else p[0] for x, p in zip(xs, ps, strict=True)]
+        ps = [model.probabilities(x[:-GATES]) for x in xs]
+        same = [0.0 if x[-1] or x[-2] else p[0] for x, p in zip(xs, ps, strict=True)]
         out.append((max(same, default=0.0), max((p[1] for p in ps), default=0.0)))
     return out
 

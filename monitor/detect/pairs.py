@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -299,7 +300,7 @@ def _numeric(values: Sequence[str]) -> set[str]:
     return {v for v in values if any(c.isdigit() for c in v)}
 
 
-_TELLS: Final = un.IMPERATIVE | un.NEGATED_START | un.POLITE | un.DIRECTED
+_TELLS: Final = un.IMPERATIVE | un.NEGATED_START | un.POLITE | un.DIRECTED | un.OBLIGATION
 _DESCRIBES: Final = un.REPORT | un.QUESTION | un.IN_QUESTION | un.PAST
 
 
@@ -313,10 +314,51 @@ def opposite(e: Unit, l_: Unit) -> bool:
     and questions are left to the scorer: annoyed users restate by describing the breach ("the
     price is STILL in the headline").
     """
-    if not l_.form & _TELLS or l_.form & _DESCRIBES:
-        return False
-    turned = e.polarity != l_.polarity and e.polarity_loose != l_.polarity_loose
-    return turned != (_clashes(e, l_) % 2 == 1)
+    pol, loose = l_.polarity, l_.polarity_loose
+    licensed = _LICENSING.search(l_.norm)
+    if licensed:
+        # "there is no reason we should not have X" tells to have X: the opener turns the rest
+        rest = un.unit(l_.norm[licensed.end() :])
+        pol, loose = 1 - rest.polarity, 1 - rest.polarity_loose
+    else:
+        describes = l_.form & _DESCRIBES
+        if l_.form & un.POLITE:
+            describes &= ~(un.QUESTION | un.IN_QUESTION)  # "could you leave it out?" asks for it
+        if not l_.form & _TELLS or describes:
+            return False
+    turned = e.polarity != pol and e.polarity_loose != loose
+    return turned != ((_clashes(e, l_) + _reversals(e, l_)) % 2 == 1)
+
+
+#: Openers that negate the clause after them as a whole ("there is no reason not to close it",
+#: "it is not like we can not give her a chapter", "it would not be right to leave it
+#: uncited", "there is no need to ask"): the span tells the reverse of the rest's polarity,
+#: wherever in it the opener stands. Read on the normalised text.
+_LICENSING: Final = re.compile(
+    r"\b(?:there is (?:really |just |simply )?no (?:reason|need|way)(?: why)?|"
+    r"(?:it is|its) not (?:like|the case that)|it (?:would|is) not be right to|"
+    r"it is not (?:right|possible|ok|okay|acceptable) to)\s+(?=\w)"
+)
+
+
+def _reversals(e: Unit, l_: Unit) -> int:
+    """Content words of one side that the other says with a reversing prefix ("freeze" /
+    "unfreeze", "pin" / "unpin"). Only "un" and "non": the other negating prefixes also begin
+    unrelated words ("display" / "play", "index" / "dex")."""
+    n = 0
+    for a, b in ((e, l_), (l_, e)):
+        other = _index(b)
+        for st in a.stems:
+            if st.startswith(un.REVERSING_PREFIXES):
+                for p in un.REVERSING_PREFIXES:
+                    rest = st[len(p) :]
+                    if (
+                        st.startswith(p)
+                        and len(rest) >= 3
+                        and other.weights.get(rest, 0) > un.GENERIC
+                    ):
+                        n += 1
+    return n
 
 
 def thin(e: Unit, l_: Unit) -> bool:
@@ -331,13 +373,26 @@ def thin(e: Unit, l_: Unit) -> bool:
     return content_l < 2 and content_e >= 2
 
 
+def checks(l_: Unit, cues: Cues) -> bool:
+    """Whether the later span only asks whether something is so ("did you keep the filenames
+    lowercase like I asked", "Priyanka is off on Wednesdays, right?"): a check restates no
+    instruction, because a question is not an instruction. A request put as a question ("could
+    you keep it short?") is one, and so is an annoyed one ("is it really that hard to …",
+    in capitals, with "!"): those are left to the scorer."""
+    if not l_.form & un.CHECKS or l_.form & un.POLITE:
+        return False
+    return not (cues.frustration or cues.exclaim or cues.caps >= 0.5)
+
+
 def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     """Whether ``l_`` gives ``e`` with a value changed: a number of one that the other lacks on
     both sides, a name or value of one replaced by another ("use Postgres" / "use MySQL"), one
     content word swapped in the same frame ("the staging session" / "the prod session"), or a
     change announced ("instead", "actually", "switch to") beside new content.
 
-    A hard gate: the same instruction with another value is an update, not a repeat.
+    Not a gate on ``same`` (spellings of one value differ: "512Mi" / "512 MiB", "2,000" /
+    "2000"); what it reads is in the features. It marks a pair the scorer does not call ``same``
+    as an update when the two are aligned.
     """
     _, _, _, _, _, missed_e = _cover(e, l_)
     _, _, _, _, _, missed_l = _cover(l_, e)

@@ -76,3 +76,42 @@ def test_a_negated_instruction_is_its_opposite_however_it_is_shouted(
 def test_reports_and_questions_are_never_gated(text: str) -> None:
     assert not opposite(unit(text), unit("why did you not " + text.lower() + "?"))
     assert not opposite(unit(text), unit("the team did not " + text.lower()))
+
+
+@given(st.sampled_from(INSTRUCTIONS))
+def test_always_against_never_is_opposite(text: str) -> None:
+    body = text[0].lower() + text[1:]
+    assert opposite(unit("Never " + body), unit("ALWAYS " + body.upper()))
+    assert not opposite(unit("Always " + body), unit("always " + body))
+
+
+def test_a_verb_reversed_by_its_prefix_is_opposite_and_tells() -> None:
+    assert opposite(unit("Freeze the encoder for the first epoch"), unit("Unfreeze the encoder"))
+    assert opposite(unit("Pin the provider version"), unit("unpin the provider version"))
+    # Other negating prefixes begin unrelated words: no reversal read there.
+    assert not opposite(unit("Play the intro video"), unit("Display the intro video"))
+
+
+def test_a_phrasal_verb_split_by_its_object_is_read_as_one() -> None:
+    asked = "Could you please leave the phone number out of the booking notice?"
+    assert opposite(unit("Please include the phone number on the booking notice."), unit(asked))
+    assert unit("leave the phone number out").polarity == 1
+    assert unit("leave the phone number out").stems == unit("the phone number").stems
+    # "in" after an object is a preposition: "put the invoice in the folder" is not "include".
+    assert unit("put the invoice in the folder").stems[0] == unit("put").stems[0]
+
+
+@given(
+    st.sampled_from(INSTRUCTIONS),
+    st.sampled_from(
+        [
+            "there's no reason we shouldn't ",
+            "there is no reason not to ",
+            "its not like we cant ",
+        ]
+    ),
+)
+def test_denying_a_denial_tells_the_instruction(text: str, opener: str) -> None:
+    body = text[0].lower() + text[1:]
+    assert opposite(unit("Don't " + body), unit(opener + body))
+    assert not opposite(unit(text), unit(opener + body))

@@ -16,6 +16,7 @@ from monitor.detect.restatements import (
     find_restatements,
     instructions_in,
     judge,
+    turned_within,
 )
 
 CFG = DetectConfig()
@@ -123,3 +124,38 @@ def test_the_verdict_lists_contradictions_apart() -> None:
 def test_any_text_never_crashes(earlier: str, later: str) -> None:
     for r in find_restatements(instructions_in(earlier, 0, CFG), later, 1, CFG):
         assert 0.0 <= r.score <= 100.0 and r.earlier.turn == 0
+
+
+@given(st.sampled_from(INSTRUCTIONS), st.sampled_from(NEGATED_REASONS))
+@settings(max_examples=60)
+def test_a_flip_with_its_reason_flipped_too_is_never_a_restatement(text: str, reason: str) -> None:
+    # Each sentence holds two negations or none; the instructing clauses are opposite.
+    body = text[0].lower() + text[1:].rstrip(".")
+    earlier = f"Don't {body}, {reason}."
+    later = f"{text.rstrip('.')}, that has changed now."
+    assert not restated(earlier, later)
+
+
+def test_a_clause_restated_beside_a_flipped_one_still_counts() -> None:
+    earlier = "Use plain text for the posts and always add alt text to the images."
+    later = "Stop using plain text for the posts, but always add alt text to the images."
+    got = find_restatements(instructions_in(earlier, 0, CFG), later, 1, CFG)
+    assert [r.earlier.text for r in got][:1] == ["always add alt text to the images."]
+
+
+def test_one_item_of_an_inline_list_is_restated() -> None:
+    earlier = (
+        "Rules for the gallery: 1) no stock photos 2) credit the photographer 3) no watermarks"
+    )
+    got = find_restatements(instructions_in(earlier, 0, CFG), "Credit the photographer!", 1, CFG)
+    assert [r.earlier.text for r in got] == ["credit the photographer"]
+
+
+def test_a_turned_pair_is_vetoed_however_little_of_it_aligns() -> None:
+    from monitor.detect.lang.units import read
+
+    ins = instructions_in("Don't add a changelog to the repository.", 0, CFG)[0]
+    m = read("Having talked it over, add a changelog to the repository, and tag the release too.")
+    u = m.units[0]
+    assert turned_within([(ins, u, True, 0.2, 0.1)], m) == [True]
+    assert turned_within([(ins, u, False, 0.2, 0.1)], m) == [False]
