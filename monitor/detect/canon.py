@@ -14,6 +14,9 @@ import msgspec
 from xxhash import xxh3_64_intdigest
 
 _encoder: Final = msgspec.json.Encoder(order="sorted")
+_encode: Final = _encoder.encode
+#: What the fast path cannot encode or re-read; the slow path (``_normalise``) spells it.
+_UNENCODABLE: Final = (TypeError, ValueError, RecursionError, OverflowError, msgspec.DecodeError)
 #: Deeper structures are fingerprinted on their encoded text rather than walked (bounds recursion).
 MAX_DEPTH: Final = 64
 
@@ -87,17 +90,23 @@ def canonical(arguments: dict[str, Any]) -> bytes:
     msgspec cannot encode) spells them as strings and compares over-deep structures on their text.
     """
     try:
-        body = _encoder.encode(arguments)
-        for value in arguments.values():
-            if type(value) not in _PLAIN:
-                break  # a float, or a container that may hold one
-        else:
-            return body  # most calls: flat strings and integers, already canonical
+        body = _encode(arguments)
+    except _UNENCODABLE:
+        return _encode(_normalise(arguments, 0))
+    for value in arguments.values():
+        if type(value) not in _PLAIN:
+            return _numbers_normalised(arguments, body)  # a float, or a container that may hold one
+    return body  # most calls: flat strings and integers, already canonical
+
+
+def _numbers_normalised(arguments: dict[str, Any], body: bytes) -> bytes:
+    """``body`` (``arguments`` encoded) with every integral float spelled as an int."""
+    try:
         if b"." in body or b"e" in body or b"E" in body:
-            body = _encoder.encode(_float_normaliser.decode(body))
+            body = _encode(_float_normaliser.decode(body))
         return body
-    except (TypeError, ValueError, RecursionError, OverflowError, msgspec.DecodeError):
-        return _encoder.encode(_normalise(arguments, 0))
+    except _UNENCODABLE:
+        return _encode(_normalise(arguments, 0))
 
 
 def project(arguments: dict[str, Any], left_out: frozenset[str] | None) -> dict[str, Any]:
@@ -108,6 +117,19 @@ def project(arguments: dict[str, Any], left_out: frozenset[str] | None) -> dict[
     return {k: v for k, v in arguments.items() if k not in left_out}
 
 
+#: Tool name -> its encoded name and separator, the head of every fingerprinted text. Tool
+#: names are few; past the cap (a producer inventing names), the others are encoded per call.
+_heads: dict[str, bytes] = {}
+_MAX_HEADS: Final = 1024
+
+
+def _head(tool: str) -> bytes:
+    head = tool.encode("utf-8", "surrogatepass") + b"\x00"
+    if len(_heads) < _MAX_HEADS:
+        _heads[tool] = head
+    return head
+
+
 def fingerprint(tool: str, arguments: dict[str, Any], max_bytes: int = 65_536) -> int:
     """A 63-bit fingerprint of (tool name, canonical arguments): XXH3-64 of both.
 
@@ -115,10 +137,22 @@ def fingerprint(tool: str, arguments: dict[str, Any], max_bytes: int = 65_536) -
     which bounds the hashing cost of pathological payloads while keeping distinct lengths distinct.
     XXH3 is not cryptographic; fingerprints only tell apart one session's calls.
     """
-    body = canonical(arguments)
+    # ``canonical``, inlined: a tool call runs this, and the call cost a tenth of it.
+    try:
+        body = _encode(arguments)
+    except _UNENCODABLE:
+        body = _encode(_normalise(arguments, 0))
+    else:
+        for value in arguments.values():
+            if type(value) not in _PLAIN:
+                body = _numbers_normalised(arguments, body)
+                break
     if len(body) > max_bytes:
         body = body[:max_bytes] + b"#" + str(len(body)).encode()
-    return xxh3_64_intdigest(tool.encode("utf-8", "surrogatepass") + b"\x00" + body) >> 1
+    head = _heads.get(tool)
+    if head is None:
+        head = _head(tool)
+    return xxh3_64_intdigest(head + body) >> 1
 
 
 def fingerprint_hex(fp: int) -> str:
