@@ -22,6 +22,7 @@ from monitor.detect.lang import units
 from monitor.detect.repeats import check_call, excerpt
 from monitor.detect.restatements import (
     MAX_LISTED,
+    Instruction,
     Judged,
     MessageVerdict,
     instructions_in,
@@ -52,6 +53,10 @@ _MAX_ATTR_CHARS = 128
 #: beyond 2**32 - 1: still ordered, never wrong) then the CRC-32 of the event id.
 _SEEN: Final = struct.Struct(">II")
 _SEEN_SIZE: Final = _SEEN.size
+_pack_seen: Final = _SEEN.pack
+_crc32: Final = zlib.crc32
+#: ``msgspec.structs.replace``, bound once: every event replaces its session's meta.
+_replace: Final = msgspec.structs.replace
 _TURN_CAP: Final = 2**32 - 1
 
 
@@ -86,9 +91,15 @@ def _redelivered(meta: Meta, event: Event, key: bytes) -> bool:
 def _merged_attrs(current: dict[str, str], event: Event) -> dict[str, str]:
     if not event.attrs or event.attrs.items() <= current.items():
         return current  # the usual case: every event of a session carries the same attrs
+    return _attrs_updated(current, event.attrs)
+
+
+def _attrs_updated(current: dict[str, str], attrs: dict[str, str]) -> dict[str, str]:
+    """(Apart from ``_merged_attrs``, which runs for most events: its comprehension would keep
+    ``current`` in a cell, built on every call.)"""
     update = {
         k: v[:_MAX_ATTR_CHARS]
-        for k, v in event.attrs.items()
+        for k, v in attrs.items()
         if k in SESSION_ATTRS and current.get(k) != v[:_MAX_ATTR_CHARS]
     }
     return {**current, **update} if update else current
@@ -118,6 +129,15 @@ def step(
         state = new_state(event)
     if cfg.reorder_turns <= 0 and not state.pending.events:
         return _apply(state, event, cfg)
+    return _reordered(state, event, cfg)
+
+
+def _reordered(
+    state: SessionState, event: Event, cfg: DetectConfig
+) -> tuple[SessionState, list[Flag]]:
+    """``step`` with events held for reordering. Apart from ``step`` because its comprehensions
+    read ``event`` and ``cfg``: a function whose locals a comprehension reads keeps them in cells,
+    which every call builds and every use dereferences."""
     key = _seen_key(event)
     if _redelivered(state.meta, event, key) or any(
         e.event_id == event.event_id for e in state.pending.events
@@ -325,15 +345,24 @@ def _restatement_flag(
     )
 
 
+def _before(history: tuple[Instruction, ...], turn: int) -> tuple[Instruction, ...]:
+    """The instructions given before ``turn``. (A comprehension in ``_apply`` itself would put
+    ``_apply``'s locals it reads in cells, a cost on every event.)"""
+    return tuple(i for i in history if i.turn < turn)
+
+
 def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[SessionState, list[Flag]]:
     """Process one event in order (the rules themselves)."""
     meta = state.meta
     turn = event.turn
-    # The seen-window entry (``_seen_key``, inlined: this runs for every event).
-    key = _SEEN.pack(
-        turn if turn < _TURN_CAP else _TURN_CAP,
-        zlib.crc32(event.event_id.encode("utf-8", "surrogatepass")),
-    )
+    # The seen-window entry (``_seen_key``, inlined: this runs for every event). A plain
+    # ``encode()`` gives the same bytes as the surrogate-passing one for every id it accepts, and
+    # costs a third of it.
+    try:
+        event_id = event.event_id.encode()
+    except UnicodeEncodeError:
+        event_id = event.event_id.encode("utf-8", "surrogatepass")
+    key = _pack_seen(turn if turn < _TURN_CAP else _TURN_CAP, _crc32(event_id))
     if turn <= meta.max_turn and _redelivered(meta, event, key):
         return state, []
     keep = _SEEN_SIZE * (cfg.max_seen_ids - 1)
@@ -347,29 +376,26 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
             # About half of all events: only the counters move, and this path costs about
             # half of the generic one below.
             if kind == "assistant_message" and not meta.work_since_user:
-                meta = msgspec.structs.replace(
+                meta = _replace(
                     meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn,
                     work_since_user=True,
                 )  # fmt: skip
             else:
-                meta = msgspec.structs.replace(
+                meta = _replace(
                     meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn
                 )
-            return SessionState(
-                meta, state.calls, state.recent, state.instructions, state.pending, state.ledger
-            ), []
+            return _replace(state, meta=meta), []
         if kind == "tool_call":
             # The other common kind: its own path saves building the generic changes.
             calls, recent, flag = check_call(state, meta, event, cfg)
-            repeats = meta.repeat_flags + (flag is not None)
-            meta = msgspec.structs.replace(
+            meta = _replace(
                 meta, events=meta.events + 1, seen=seen, last_ts=last_ts, max_turn=max_turn,
-                tool_calls=meta.tool_calls + 1, repeat_flags=repeats, work_since_user=True,
+                tool_calls=meta.tool_calls + 1, repeat_flags=meta.repeat_flags + (flag is not None),
+                work_since_user=True,
             )  # fmt: skip
-            raised = [flag] if flag is not None else []
-            return SessionState(
-                meta, calls, recent, state.instructions, state.pending, state.ledger
-            ), raised
+            if flag is None:
+                return _replace(state, meta=meta, calls=calls, recent=recent), []
+            return _replace(state, meta=meta, calls=calls, recent=recent), [flag]
     calls, recent, instructions = state.calls, state.recent, state.instructions
     ledger = state.ledger
     flags: list[Flag] = []
@@ -413,7 +439,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                 if meta.interrupted and not meta.work_since_user:
                     # Re-sent, edited, right after an interrupt: what the previous message
                     # asked has not been acted on, so it cannot have been forgotten.
-                    history = tuple(i for i in history if i.turn < meta.last_user_turn)
+                    history = _before(history, meta.last_user_turn)
                 verdict = judge(history, text, event.turn, cfg)
                 if cfg.survival:
                     ledger = _ledger_after_user(ledger, text, event.turn, verdict)
@@ -455,7 +481,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
         changes["incident"] = True
     elif kind == "session_end":
         changes["ended"] = True
-    meta = msgspec.structs.replace(meta, **changes)
+    meta = _replace(meta, **changes)
     return SessionState(meta, calls, recent, instructions, state.pending, ledger), flags
 
 
