@@ -90,15 +90,21 @@ class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=False, omit_defau
 
     def __post_init__(self) -> None:
         # Cross-field rules msgspec cannot express; raising here makes decode() fail cleanly.
-        if self.kind in ("tool_call", "tool_result") and self.tool is None:
+        # Every decoded event runs this: the common events pass on the first test of each rule.
+        if self.tool is None and self.kind in _NEEDS_TOOL:
             raise ValueError(f"a {self.kind} event needs `tool`")
-        if self.kind in ("user_message", "assistant_message") and self.text is None:
+        if self.text is None and self.kind in _NEEDS_TEXT:
             raise ValueError(f"a {self.kind} event needs `text`")
         if self.v != SCHEMA_VERSION:
             raise ValueError(f"unsupported schema version {self.v}")
 
 
+_NEEDS_TOOL: Final = frozenset({"tool_call", "tool_result"})
+_NEEDS_TEXT: Final = frozenset({"user_message", "assistant_message"})
+
+
 _decoder: Final = msgspec.json.Decoder(Event)
+_decode: Final = _decoder.decode
 _batch_decoder: Final = msgspec.json.Decoder(list[msgspec.Raw])
 _encoder: Final = msgspec.json.Encoder()
 
@@ -114,7 +120,7 @@ def decode(data: bytes | str) -> Event:
     if len(data) > MAX_EVENT_BYTES:
         raise BadEvent("oversized", f"{len(data)} bytes > {MAX_EVENT_BYTES}")
     try:
-        return _decoder.decode(data)
+        return _decode(data)
     except msgspec.DecodeError as exc:
         raise BadEvent(_reason_for(exc), str(exc)) from None
     except RecursionError:
