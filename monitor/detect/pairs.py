@@ -390,9 +390,11 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     content word swapped in the same frame ("the staging session" / "the prod session"), or a
     change announced ("instead", "actually", "switch to") beside new content.
 
-    Not a gate on ``same`` (spellings of one value differ: "512Mi" / "512 MiB", "2,000" /
-    "2000"); what it reads is in the features. It marks a pair the scorer does not call ``same``
-    as an update when the two are aligned.
+    A hard gate at run time: the same instruction with another value is an update, not a repeat,
+    and an aligned pair it holds for is marked a contradiction. It also reads some spellings of
+    one value as two ("512Mi" / "512 MiB"), so the trainer does not drop a labelled
+    restatement's span for it (``bench/train_restatements.featurise``); without the gate the
+    value features alone let updates by other writers through.
     """
     _, _, _, _, _, missed_e = _cover(e, l_)
     _, _, _, _, _, missed_l = _cover(l_, e)
