@@ -379,9 +379,8 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     if first in ("why", "how") or joined.startswith(_ASKING_OPENERS):
         form |= QUESTION
     if first in _YES_NO_AUX and second not in ("not", "n't"):
-        form |= (
-            QUESTION | CHECKS
-        )  # "did finance sign off yet", "is the summary still under 150 words"
+        # "did finance sign off yet", "is the summary still under 150 words"
+        form |= QUESTION | CHECKS
     third = body[2] if len(body) > 2 else ""
     if (
         first in _POLITE_AUX
