@@ -115,8 +115,8 @@ def remarks(u: Unit, cues: un.Cues) -> bool:
     """Whether a later span is a remark that restates nothing: it does not instruct (``instructs``)
     and its message carries no sign that the user is saying something again or is annoyed (a
     reminder, frustration, capitals, "!", an announced change). "The price is STILL in the
-    headline!" restates by describing the breach; "the diff might not be valid once we split
-    the commits" only talks about the work. A hard gate because telling is what a restatement
+    headline!" restates by describing the breach; "the cache may be stale after the rename" only
+    talks about the work. A hard gate because telling is what a restatement
     does; on the corpus' training domains 4 of 1,164 restatements found are cue-less remarks."""
     if instructs(u):
         return False
