@@ -86,7 +86,7 @@ def test_always_against_never_is_opposite(text: str) -> None:
 
 
 def test_a_verb_reversed_by_its_prefix_is_opposite_and_tells() -> None:
-    assert opposite(unit("Freeze the encoder for the first epoch"), unit("Unfreeze the encoder"))
+    assert opposite(unit("Freeze the base layers during warm-up"), unit("Unfreeze the base layers"))
     assert opposite(unit("Pin the provider version"), unit("unpin the provider version"))
     # Other negating prefixes begin unrelated words: no reversal read there.
     assert not opposite(unit("Play the intro video"), unit("Display the intro video"))
