@@ -40,14 +40,8 @@ import corpus
 from monitor.detect import scorer as sc
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
-from monitor.detect.pairs import FEATURES, changes_value, checks, features, opposite, thin
-from monitor.detect.restatements import (
-    SEMANTIC_FEATURES,
-    instructions_in,
-    pairs_to_score,
-    remarks,
-    turned_within,
-)
+from monitor.detect.pairs import FEATURES
+from monitor.detect.restatements import SEMANTIC_FEATURES, gated_pairs, instructions_in
 
 CLASS_INDEX = {c: i for i, c in enumerate(sc.CLASSES)}
 #: Span pairs kept per unrelated message pair (by plain coverage): long messages would
@@ -100,36 +94,20 @@ def with_cross_pairs(rows: list[dict[str, Any]], seed: int) -> list[dict[str, An
 
 def featurise(rows: list[dict[str, Any]], cfg: DetectConfig) -> list[list[list[float]]]:
     """Per message pair, the feature vectors of its candidate span pairs. Each ends in two more
-    elements, cut off before the model sees them: 1.0 when ``pairs.changes_value`` holds for the
-    pair, and 1.0 when another gate does (``restatements.turned_within``,
-    ``restatements.remarks``, ``pairs.thin``, ``pairs.checks``). Either makes its P(same) 0 at
-    run time, whatever the model says.
+    elements, cut off before the model sees them: ``restatements.gated_pairs``' ``changed`` and
+    ``gated``, the hard gates the detector reads. Either makes its P(same) 0 at run time,
+    whatever the model says.
 
     Only the second keeps a pair out of training as a restatement: the run-time gate on a
     changed value is a safety rule (the same instruction with another value is an update), but
     it also reads spellings of one value as two ("512Mi" / "512 MiB"), and a pair written as a
     restatement is one; the model learns from the labels, the gate guards its output."""
     out = []
-    cov_e, cov_l = FEATURES.index("cov_e"), FEATURES.index("cov_l")
     for row in rows:
         history = instructions_in(row["earlier"], 0, cfg)
         m = un.read(row["later"][: cfg.max_text_chars])
-        scored = [
-            (ins, u, [*features(ins.unit, u, m.cues, kind), *extra])
-            for ins, u, kind, extra in pairs_to_score(history, m, 1, cfg)
-        ]
-        vetoed = turned_within(
-            [(ins, u, opposite(ins.unit, u), x[cov_e], x[cov_l]) for ins, u, x in scored], m
-        )
         out.append(
-            [
-                [
-                    *x,
-                    float(changes_value(ins.unit, u, m.cues)),
-                    float(veto or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues)),
-                ]
-                for (ins, u, x), veto in zip(scored, vetoed, strict=True)
-            ]
+            [[*g.x, float(g.changed), float(g.gated)] for g in gated_pairs(history, m, 1, cfg)]
         )
     return out
 

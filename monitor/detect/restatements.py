@@ -25,7 +25,7 @@ scorer that reads word overlap, and this skips most of the history with one set 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -294,6 +294,44 @@ def turned_within(
     ]
 
 
+class Gated(NamedTuple):
+    """A scored pair with its features and what the hard gates say of it."""
+
+    ins: Instruction
+    unit: Unit
+    x: list[float]
+    #: ``pairs.opposite`` of the two spans.
+    turned: bool
+    #: ``pairs.changes_value`` (and not turned): an update, never ``same`` at run time.
+    changed: bool
+    #: Another gate holds: turned in a clause (``turned_within``), thin, a check or a remark.
+    gated: bool
+
+
+def gated_pairs(
+    history: Sequence[Instruction], m: Message, turn: int, cfg: DetectConfig
+) -> list[Gated]:
+    """The pairs ``judge`` scores, each with its features and the hard gates' reading. The
+    trainer reads the same, so the model is fitted on what it will score at run time."""
+    scored = []
+    for ins, u, kind, extra in pairs_to_score(history, m, turn, cfg):
+        x = features(ins.unit, u, m.cues, kind)
+        x.extend(extra)
+        scored.append((ins, u, x, opposite(ins.unit, u)))
+    vetoed = turned_within([(i, u, t, x[_COV_E], x[_COV_L]) for i, u, x, t in scored], m)
+    return [
+        Gated(
+            ins,
+            u,
+            x,
+            turned,
+            not turned and changes_value(ins.unit, u, m.cues),
+            veto or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues),
+        )
+        for (ins, u, x, turned), veto in zip(scored, vetoed, strict=True)
+    ]
+
+
 def model_for(cfg: DetectConfig) -> sc.Scorer:
     """The shipped scorer ``cfg`` reads with: the semantic stage's own model when it is on."""
     return sc.load(sc.RESTATEMENT_SEMANTIC if cfg.semantic else sc.RESTATEMENT)
@@ -329,16 +367,9 @@ def judge(
         threshold = cfg.restate_threshold / 100.0
     best_same: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
     best_contra: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
-    scored_pairs = []
-    for ins, u, kind, extra in pairs_to_score(history, m, turn, cfg):
-        x = features(ins.unit, u, m.cues, kind)
-        x.extend(extra)
-        scored_pairs.append((ins, u, x, opposite(ins.unit, u)))
-    vetoed = turned_within([(i, u, t, x[_COV_E], x[_COV_L]) for i, u, x, t in scored_pairs], m)
-    for (ins, u, x, turned), veto in zip(scored_pairs, vetoed, strict=True):
+    for ins, u, x, turned, changed, gated in gated_pairs(history, m, turn, cfg):
         p_same, p_contra = model.probabilities(x)
-        changed = not turned and changes_value(ins.unit, u, m.cues)
-        if veto or changed or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues):
+        if changed or gated:
             p_same = 0.0
         if (turned or changed) and (
             x[_COV_E] >= (ALIGNED_E if turned else ALIGNED_CHANGED) and x[_COV_L] >= ALIGNED_L
@@ -392,6 +423,7 @@ __all__ = [
     "Restatement",
     "candidates",
     "find_restatements",
+    "gated_pairs",
     "instructions_in",
     "instructs",
     "judge",
