@@ -362,26 +362,28 @@ _DOTTED_NUMBER: Final = re.compile(r"(?:^|\s)1\.\s")
 _DOTTED: Final = re.compile(r"(?:^|(?<=\s))(\d{1,2})\.(?=\s)")
 
 
+def _counts_up(numbers: list[int]) -> bool:
+    """Whether item numbers found in a line are a list: two or more, each one more than the last."""
+    return len(numbers) >= 2 and numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+
+
 def _numbered_inline(line: str) -> str:
     """A line numbering its items "1. … 2. …" with them written "1) … 2) …", so that the
     numbers' stops do not end sentences. Only numbers counting up from one are items; "set it
     to 3. Then …" ends a sentence."""
-    marks = list(_DOTTED.finditer(line))
-    numbers = [int(m.group(1)) for m in marks]
-    if len(marks) < 2 or numbers != list(range(1, len(marks) + 1)):
+    numbers = [int(m.group(1)) for m in _DOTTED.finditer(line)]
+    if not _counts_up(numbers) or numbers[0] != 1:
         return line
     return _DOTTED.sub(lambda m: m.group(1) + ")", line)
 
 
 def _items(part: str) -> list[str]:
-    """A line that lists rules inline, cut into its items: at item numbers that count up from
-    one ("1) … 2) …"), and at commas after a label that announces a list ("seasonal rules:
-    halloween out by nov 1, xmas in by nov 3"). Each item binds on its own, and a later
-    message restates one of them, not the line."""
+    """A line that lists rules inline, cut into its items: at item numbers that count up
+    ("1) … 2) …", or "4) … 5) …" continuing a list), and at commas after a label that
+    announces a list ("seasonal rules: halloween out by nov 1, xmas in by nov 3"). Each item
+    binds on its own, and a later message restates one of them, not the line."""
     numbers = list(_INLINE_NUMBER.finditer(part))
-    if len(numbers) >= 2 and [int(m.group(1)) for m in numbers] == list(
-        range(int(numbers[0].group(1)), int(numbers[0].group(1)) + len(numbers))
-    ):
+    if _counts_up([int(m.group(1)) for m in numbers]):
         cuts = [0, *(m.start() for m in numbers), len(part)]
         items = [part[a:b] for a, b in itertools.pairwise(cuts)]
         return [_INLINE_NUMBER.sub("", it, count=1).strip(" ,;") for it in items]
