@@ -116,6 +116,9 @@ class _Index(NamedTuple):
     basenames: frozenset[str]
     #: Stems with a negating prefix, without it ("unfreeze" -> "freeze").
     unprefixed: frozenset[str]
+    #: Stems with a reversing prefix (``un.REVERSING_PREFIXES``), without it, one per stem
+    #: (see ``_reversals``).
+    reversed_: tuple[str, ...]
     #: Each word with the word before it that is not an article (see ``_swapped``).
     slots: dict[str, str]
     #: Position of each stem (first occurrence).
@@ -157,6 +160,13 @@ def _index(u: Unit) -> _Index:
             st.rsplit("/", 1)[1] for st in u.stems if "/" in st and "/" in st.strip("/")
         ),
         unprefixed=frozenset(unprefixed),
+        reversed_=tuple(
+            st[len(p) :]
+            for st in u.stems
+            if st.startswith(un.REVERSING_PREFIXES)
+            for p in un.REVERSING_PREFIXES
+            if st.startswith(p) and len(st) - len(p) >= 3
+        ),
         slots=_slots(u.norm),
         positions={st: i for i, st in reversed(list(enumerate(u.stems)))},
     )
@@ -345,20 +355,13 @@ def _reversals(e: Unit, l_: Unit) -> int:
     """Content words of one side that the other says with a reversing prefix ("freeze" /
     "unfreeze", "pin" / "unpin"). Only "un" and "non": the other negating prefixes also begin
     unrelated words ("display" / "play", "index" / "dex")."""
-    n = 0
-    for a, b in ((e, l_), (l_, e)):
-        other = _index(b)
-        for st in a.stems:
-            if st.startswith(un.REVERSING_PREFIXES):
-                for p in un.REVERSING_PREFIXES:
-                    rest = st[len(p) :]
-                    if (
-                        st.startswith(p)
-                        and len(rest) >= 3
-                        and other.weights.get(rest, 0) > un.GENERIC
-                    ):
-                        n += 1
-    return n
+    ie, il = _index(e), _index(l_)
+    return sum(
+        1
+        for mine, other in ((ie, il), (il, ie))
+        for rest in mine.reversed_
+        if other.weights.get(rest, 0) > un.GENERIC
+    )
 
 
 def thin(e: Unit, l_: Unit) -> bool:
