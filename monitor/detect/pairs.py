@@ -31,6 +31,8 @@ CONCEPT: Final = 0.9
 TYPO: Final = 0.8
 #: Shortest stems compared by edit distance (typos).
 _MIN_TYPO: Final = 5
+#: Shortest folder or file name of a path that names it on its own ("src", "dl-curated").
+_MIN_SEGMENT: Final = 3
 
 FEATURES: Final[tuple[str, ...]] = (
     "ratio",
@@ -112,7 +114,10 @@ class _Index(NamedTuple):
     #: letter (typo candidates).
     by_head: dict[str, tuple[str, ...]]
     by_initial: dict[str, tuple[str, ...]]
-    #: File names of paths.
+    #: The parts of hyphenated words ("lsoa", "level" of "lsoa-level").
+    parts: frozenset[str]
+    #: The file and folder names of paths and URLs: "dl-curated" is named by
+    #: "s3://dl-curated/clickstream/", "app.py" by "src/app.py".
     basenames: frozenset[str]
     #: Stems with a negating prefix, without it ("unfreeze" -> "freeze").
     unprefixed: frozenset[str]
@@ -157,7 +162,18 @@ def _index(u: Unit) -> _Index:
         by_head={h: tuple(v) for h, v in by_head.items()},
         by_initial={h: tuple(v) for h, v in by_initial.items()},
         basenames=frozenset(
-            st.rsplit("/", 1)[1] for st in u.stems if "/" in st and "/" in st.strip("/")
+            seg
+            for st in u.stems
+            if "/" in st and "/" in st.strip("/")
+            for seg in st.split("/")
+            if len(seg) >= _MIN_SEGMENT and not seg.endswith(":")
+        ),
+        parts=frozenset(
+            p
+            for st in u.stems
+            if "-" in st and st.isascii() and "/" not in st
+            for p in st.split("-")
+            if len(p) >= _MIN_SEGMENT and p.isalpha()
         ),
         unprefixed=frozenset(unprefixed),
         reversed_=tuple(
@@ -184,8 +200,10 @@ def _credit(s: str, k: str, weight: int, other: _Index) -> float:
         return CONCEPT
     if "/" in s and "/" in s.strip("/") and s.rsplit("/", 1)[1] in other.stems:
         return CONCEPT  # a path and its file name
-    if s in other.basenames:
-        return CONCEPT
+    if s in other.basenames or s in other.parts:
+        return CONCEPT  # "lsoa" in "lsoa-level", "dl-curated" in "s3://dl-curated/x"
+    if "-" in s and s.replace("-", "") in other.joined:
+        return CONCEPT  # "lsoa-level" for "lsoa level"
     if not s.isalpha():
         return 0.0
     if len(s) >= un.HEAD:

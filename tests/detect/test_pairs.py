@@ -38,6 +38,13 @@ def test_the_same_words_cover_each_other() -> None:
     assert x["cov_e"] == x["cov_l"] == 1.0 and x["pol_differs"] == 0
 
 
+def test_a_name_inside_a_path_or_a_compound_is_matched() -> None:
+    x = _x("never write to raw-events", "Jobs never write to gs://raw-events/daily/ at all.")
+    assert x["cov_e"] > 0.9
+    assert _x("keep the owner review", "owner-review stays on")["cov_e"] > 0.4
+    assert _x("owner-review stays on", "keep the owner review on")["cov_e"] > 0.4
+
+
 def test_changed_values_and_swapped_roles_are_seen() -> None:
     assert _x("use port 8080", "use port 9090")["number_changed"] == 1.0
     assert (

@@ -38,7 +38,7 @@ _EXPANDED: Final = {"re": " are", "ve": " have", "ll": " will", "d": " would", "
 #: A word: code in backticks, a path or URL, a number with its unit, or a run of letters.
 _WORD: Final = re.compile(
     r"`[^`\n]{1,80}`"
-    r"|(?:https?://|www\.)\S+"
+    r"|(?:[A-Za-z][A-Za-z0-9+.-]{0,15}://|www\.)\S+?(?=[.,;:!?)\]]*(?:\s|$))"
     r"|[#@][A-Za-z0-9_]+"
     r"|[A-Za-z0-9_~.$%@#+-]*[/\\][\w./\\~$%@#+-]*\w"
     r"|\$?\d+(?:[.:]\d+)*(?:%|[a-zA-Z]{1,3}\b)?"
@@ -46,6 +46,10 @@ _WORD: Final = re.compile(
 )
 _NUMBER_UNIT: Final = re.compile(r"^\$?(\d+(?:\.\d+)?)(%|[a-z]{1,3})?$")
 _TIME: Final = re.compile(r"^(\d{1,2}):(\d{2})$")
+#: A time of day on the 12-hour clock ("8pm", "8:30am"), read as the 24-hour one.
+_CLOCK12: Final = re.compile(r"^(\d{1,2})(?::(\d{2}))?([ap])m$")
+#: Two plain words joined by a slash ("dev/test", "and/or"), not a path.
+_WORD_PAIR: Final = re.compile(r"^[A-Za-z]{2,12}/[A-Za-z]{2,12}$")
 #: "90 percent" is "90%"; "version no. 3" is "version number 3" (not a "no").
 _PERCENT: Final = re.compile(r"(\d)\s*(?:percent|per cent|pct)\b", re.IGNORECASE)
 _NUMBER_ABBREVIATION: Final = re.compile(
@@ -171,11 +175,16 @@ def expand_contractions(text: str) -> str:
 def raw_words(text: str) -> tuple[str, ...]:
     """The words of a text as written (case kept), contractions expanded, bare ones too."""
     out: list[str] = []
-    for w in _WORD.findall(expand_contractions(normalise(text))):
-        if w.startswith("`") and " " in w:
+    body = expand_contractions(normalise(text))
+    for m in _WORD.finditer(body):
+        w = m.group(0)
+        if w.startswith("`") and (" " in w or "=" in w):
             # Code of several words: each word on its own, still marked as code, so the
-            # same command written without backticks meets it word by word.
+            # same command written without backticks meets it word by word ("seed=42" too).
             out.extend(f"`{part}`" for part in _WORD.findall(w.strip("`")))
+            continue
+        if _WORD_PAIR.match(w) and not body.startswith("/", m.end()):
+            out.extend(w.split("/"))  # "dev/test", "read/write": two words, not a path
             continue
         low = w.lower()
         bare = lx.BARE_CONTRACTIONS.get(low)
@@ -201,11 +210,16 @@ def is_value(word: str) -> bool:
 @functools.lru_cache(maxsize=_WORD_MEMO)
 def value(word: str) -> str:
     """The canonical spelling of a value: ``10k`` -> ``10000``, ``02:30`` -> ``2:30``,
-    ``$20`` -> ``20``, code without backticks, paths without a trailing slash."""
+    ``8pm`` -> ``20:00``, ``$20`` -> ``20``, code without backticks, paths without a trailing
+    slash."""
     low = word.lower().strip("`").rstrip("/.")
     t = _TIME.match(low)
     if t:
         return f"{int(t.group(1))}:{t.group(2)}"
+    c = _CLOCK12.match(low)
+    if c and 1 <= int(c.group(1)) <= 12:
+        hour = int(c.group(1)) % 12 + (12 if c.group(3) == "p" else 0)
+        return f"{hour}:{c.group(2) or '00'}"
     m = _NUMBER_UNIT.match(low)
     if m:
         number, unit = m.group(1), m.group(2) or ""

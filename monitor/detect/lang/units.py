@@ -231,7 +231,7 @@ def _heads(
         out.add(s[:HEAD])
         out.add(k[:HEAD])
         if "/" in s and "/" in s.strip("/"):
-            out.add(s.rsplit("/", 1)[1][:HEAD])
+            out.update(seg[:HEAD] for seg in s.split("/") if seg and not seg.endswith(":"))
     return frozenset(out)
 
 

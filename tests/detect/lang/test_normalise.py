@@ -37,6 +37,26 @@ def test_values_have_one_spelling() -> None:
     assert "90%" in words("keep coverage above 90 percent")
 
 
+@given(st.integers(min_value=1, max_value=12), st.sampled_from(["am", "pm"]))
+def test_a_twelve_hour_time_is_its_twenty_four_hour_one(hour: int, half: str) -> None:
+    h24 = hour % 12 + (12 if half == "pm" else 0)
+    assert value(f"{hour}{half}") == value(f"{h24:02d}:00") == value(f"{hour}:00{half}")
+
+
+def test_urls_code_and_word_pairs_are_read_as_written() -> None:
+    assert "s3://logs-eu/raw/" in words("ship them to s3://logs-eu/raw/; not elsewhere")
+    assert words("set `retries=3` for pass/fail jobs") == (
+        "set",
+        "`retries`",
+        "`3`",
+        "for",
+        "pass",
+        "fail",
+        "jobs",
+    )
+    assert "src/app" in words("edit src/app/ only") and "db/seed.sql" in words("run db/seed.sql")
+
+
 def test_a_numbered_abbreviation_is_no_negation() -> None:
     assert "no" not in words("bump the version no. each round, see item No. 5")
     assert "no" in words("answer no")
