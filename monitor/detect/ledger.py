@@ -97,12 +97,16 @@ _ONE_OFF: Final = re.compile(r"\b(?:now|today|right away|first|next|then)\b")
 
 def binds(u: Unit) -> bool:
     """Whether an instructing span of the user states a rule for the rest of the work: not
-    the user's own state or plan ("I'm not sure", "I need to ask Mara"), not someone else's
-    words reported ("legal says …"), and with a mark of a standing rule."""
+    the user's own state or plan ("I'm not sure", "I need to ask Mara"), not what the user
+    wants done once ("I need the report by Friday": a wish binds when it forbids or holds a
+    standing-rule word, "I don't want a residuals clause"), not someone else's words reported
+    ("legal says …"), and with a mark of a standing rule."""
     if u.form & (un.FIRST_PERSON | un.OWN_PLAN) and not u.form & (un.WANT | un.DIRECTED):
         return False
     if u.form & (un.REPORT | un.QUESTION | un.IN_QUESTION | un.ACK):
         return False
+    if u.form & un.WANT and not (u.polarity or any(k in _RULE_KEYS for k in u.keys)):
+        return False  # "I need a parity checker", "I need to ask legal": the task, asked once
     if u.form & _BINDING or u.polarity or u.polarity_loose:
         return True
     if any(k in _RULE_KEYS for k in u.keys) or u.rejected:
@@ -167,7 +171,8 @@ TICKET: Final = re.compile(
 )
 #: A vulnerability id, whole ("CVE-2024-3094").
 _CVE: Final = re.compile(r"\bCVE-\d{4}-\d{4,7}\b")
-_URL: Final = re.compile(r"https?://[^\s)>\]\"'`]+")
+#: A URL of any scheme ("https://…", "s3://bucket/key", "postgres://…").
+_URL: Final = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s)>\]\"'`]+", re.IGNORECASE)
 #: What a branch name looks like: a conventional prefix and a path, or hyphenated words.
 BRANCH_NAME: Final = (
     r"(?:feat|feature|fix|bugfix|hotfix|release|chore|refactor|docs|test|dev|exp)/[\w./-]+|"
@@ -177,10 +182,38 @@ _BRANCH: Final = re.compile(
     r"\b(?:branch(?:ed)?|on|off|from|into|against|rebase onto|checkout)\s+`?"
     rf"({BRANCH_NAME})`?",
 )
+#: After the word "branch" itself any name with a slash or a hyphen is one ("branch
+#: maint/partition-x", "the branch ops/q3-cleanup").
+_NAMED_BRANCH: Final = re.compile(
+    r"\bbranch(?:es)?\s+`?([\w.-]+(?:/[\w.-]+)+|[\w.]+(?:-[\w.]+)+)`?"
+)
 _BRANCH_WORD: Final = re.compile(r"\bbranch(?:es)?\b|\bPR\b|\bpull request\b", re.IGNORECASE)
-_PATH: Final = re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:[a-z]{1,5})\b")
+#: A path or a file name; not the tail of a longer token ("dl-x/y" is read whole, from "dl").
+_PATH: Final = re.compile(r"(?<![\w/.:-])(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:[a-z]{1,5})\b")
+#: A numbered pull request or issue ("PR #58", "issue #318").
+_NUMBERED: Final = re.compile(r"\b(?:PR|MR|pull request|issue|ticket)\s*#\d+", re.IGNORECASE)
+#: A pull request, issue or ticket the agent opened ("opened draft PR #58", "filed OPS-12").
+_OPENED: Final = re.compile(
+    r"\b(?:opened|created|filed|raised|submitted)\s+(?:(?:a|an|the|draft|docs?|new)\s+)*"
+    rf"((?:PR|MR|pull request|issue|ticket)\s*#\d+|(?-i:{TICKET.pattern}))",
+    re.IGNORECASE,
+)
+#: One slash between lower-case identifiers, the second with a digit, "-", "_" or ".".
+_SLASHED_ID: Final = re.compile(r"[a-z][\w.-]*/[a-z0-9][a-z0-9]*[-_.\d][\w.-]*")
+#: What an agent made: a file it saved, wrote or drafted is a deliverable later turns refer
+#: to, unlike the files it only read ("Saved the redline as `x.docx`", "Drafted `r.md`").
+_MADE: Final = re.compile(
+    r"\b(?:saved|wrote|written|drafted|created|exported|generated|produced|rendered)\b"
+    r"(?:\s+(?!and\b)[\w-]+){0,3}?\s+(?:as\s+|to\s+|in\s+|into\s+|at\s+)?`?"
+    r"((?:[\w.-]+/)+[\w.-]*)",
+    re.IGNORECASE,
+)
+#: A name with a version; the name is not a function word ("for v5" names nothing).
 _VERSIONED: Final = re.compile(
-    r"\b[\w.-]+\s+(?:rev(?:ision)?|v|version)\s*\.?\s*\d+(?:\.\d+)*\b", re.IGNORECASE
+    r"\b(?!(?:a|an|the|for|in|on|at|to|of|by|from|with|into|onto|than|vs|and|or|is|are|was|"
+    r"be|as|our|their|its|this|that|new|old|next|last)\s)"
+    r"[\w.-]+\s+(?:rev(?:ision)?|v|version)\s*\.?\s*\d+(?:\.\d+)*\b",
+    re.IGNORECASE,
 )
 _EXTENSIONS: Final = lx.word_set("""
 py js ts tsx jsx go rs java kt swift rb php c h cpp cs sql md txt json yaml yml toml ini cfg csv
@@ -188,13 +221,35 @@ xlsx xls docx doc pdf pptx html css scss sh ex exs lock gradle xml proto
 """)
 
 
+def _is_path(p: str) -> bool:
+    """Whether a slashed or dotted token names a file or folder: a known file extension, a
+    folder's final slash, two slashes or more, or a rooted path. One slash alone is as often
+    a pair of words ("high/medium", "EUR/USD", "TCP/IP-style"), so it needs a lower-case name
+    that reads as an identifier ("ops/q3-cleanup", "sec/fix_2")."""
+    name = p.rsplit("/", 1)[-1]
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if ext in _EXTENSIONS:
+        return True
+    if "/" not in p or len(p) <= 3 or p.startswith("http"):
+        return False
+    if p.endswith("/") or p.count("/") >= 2 or p.startswith(("/", "~/", "./")):
+        return True
+    return _SLASHED_ID.fullmatch(p) is not None
+
+
 def references(text: str, speaker: str) -> list[str]:
-    """Named artifacts in a message: tickets, URLs, versioned documents; paths and files the
-    user names; branches named as branches (by either side)."""
+    """Named artifacts in a message: versioned documents and branches named as branches (by
+    either side); tickets, URLs, paths and files the user names; the files, pull requests and
+    tickets the agent says it made. The agent also names what it only read or quotes (a
+    ticket of the user's, a CVE of a scan, a local URL): those bind no later turn."""
     out: list[str] = []
-    out.extend(TICKET.findall(text))
-    out.extend(_CVE.findall(text))
-    out.extend(u.rstrip(".,;:") for u in _URL.findall(text))
+    if speaker == "user":
+        out.extend(TICKET.findall(text))
+        out.extend(_CVE.findall(text))
+        out.extend(u.rstrip(".,;:") for u in _URL.findall(text))
+        out.extend(m.group(0) for m in _NUMBERED.finditer(text))
+    else:
+        out.extend(m.group(1) for m in _OPENED.finditer(text))
     out.extend(m.group(0) for m in _VERSIONED.finditer(text))
     if _BRANCH_WORD.search(text):
         out.extend(
@@ -202,12 +257,11 @@ def references(text: str, speaker: str) -> list[str]:
             for m in _BRANCH.finditer(text)
             if "-" in m.group(1) or "/" in m.group(1)
         )
+        out.extend(m.group(1).rstrip(".,;:") for m in _NAMED_BRANCH.finditer(text))
     if speaker == "user":
-        for m in _PATH.finditer(text):
-            p = m.group(0).strip("`'\".,;:")
-            ext = p.rsplit(".", 1)[-1].lower() if "." in p.rsplit("/", 1)[-1] else ""
-            if ("/" in p and len(p) > 3 and not p.startswith("http")) or ext in _EXTENSIONS:
-                out.append(p)
+        out.extend(p for m in _PATH.finditer(text) if _is_path(p := m.group(0).strip("`'\".,;:")))
+    else:
+        out.extend(p for m in _MADE.finditer(text) if _is_path(p := m.group(1).strip("`'\".,;:")))
     seen: set[str] = set()
     kept: list[str] = []
     for r in out:

@@ -158,8 +158,31 @@ def test_references_are_checked_by_name_and_version() -> None:
 
 def test_names_of_standards_are_not_tickets_and_ids_are_read_whole() -> None:
     text = "Write the export as UTF-8 with ISO-8601 dates, sign it with SHA-256. See OPS-71."
-    assert lg.references(text, "assistant") == ["OPS-71"]
+    assert lg.references(text, "user") == ["OPS-71"]
     assert lg.references("Patch CVE-2024-3094 before the release.", "user") == ["CVE-2024-3094"]
+
+
+def test_references_are_names_not_word_pairs_or_tails() -> None:
+    said = "Copy it to gs://team-bucket/exports/weekly/ and keep the old/new split; use the v2 API."
+    assert lg.references(said, "user") == ["gs://team-bucket/exports/weekly/"]
+    assert lg.references("Grades are pass/fail, dates are UTC/local, 40/hour.", "user") == []
+    assert lg.references("Work on ops/q3-cleanup and data/interim/.", "user") == [
+        "ops/q3-cleanup",
+        "data/interim/",
+    ]
+
+
+def test_the_agent_names_what_it_made_not_what_it_read() -> None:
+    said = (
+        "Read src/loader.py and the scan of CVE-2021-1 at http://127.0.0.1:8080. Saved the notes "
+        "as `notes/review_v2.md`, committed on branch ops/loader-fix and opened draft PR #77 "
+        "for TIX-12."
+    )
+    assert lg.references(said, "assistant") == [
+        "PR #77",
+        "ops/loader-fix",
+        "notes/review_v2.md",
+    ]
 
 
 def test_the_ledger_reads_rules_promises_and_names() -> None:
