@@ -185,7 +185,7 @@ def _text_fp(text: str) -> int:
 
 
 def _asking(ledger: lg.Ledger, asked: list[lg.Item]) -> lg.Ledger:
-    return lg.Ledger(ledger.items, tuple(asked)) if asked or ledger.asked else ledger
+    return lg.Ledger(ledger.items, (*ledger.asked, *asked)[-lg.MAX_ITEMS :]) if asked else ledger
 
 
 def _ledger_after_user(
@@ -249,16 +249,18 @@ def _survival_check(
     """Every live item against the compaction's summary: the ledger with the verdicts seen,
     a ``dropped_item`` flag per absent item, an ``inverted_item`` flag per contradicted one,
     and the counts by class and verdict (all ``unchecked`` when the event has no summary)."""
-    ledger = lg.Ledger(ledger.items, ())  # a question pending at a compaction stays unsettled
+    # A question still waiting for its reply is as open as one left open: the summary must
+    # carry it. It stays pending, for the reply after the compaction to settle.
+    live = (*ledger.items, *ledger.asked)
     counts = [0] * len(_CELLS)
     text = event.text or ""
     if not text.strip():
-        for it in ledger.items:
+        for it in live:
             counts[_CELLS[(it.cls, "unchecked")]] += 1
         return ledger, [], tuple(counts)
     flags: list[Flag] = []
     verdicts: dict[str, str] = {}
-    for c in sv.check_all(ledger.items, text):
+    for c in sv.check_all(live, text):
         it = c.item
         counts[_CELLS[(it.cls, c.verdict)]] += 1
         verdicts[it.id] = c.verdict
@@ -455,7 +457,7 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                     instructions = Instructions(items)
     elif kind == "assistant_message" and cfg.survival:
         text = (event.text or "")[: cfg.max_text_chars]
-        ledger = lg.answered(ledger, text)
+        ledger = lg.answered(ledger, text, "assistant")
         ledger = lg.add(ledger, list(lg.assistant_items(text, event.turn)))
         ledger = _asking(ledger, lg.questions(text, event.turn, "assistant"))
     elif kind == "compaction":

@@ -149,6 +149,14 @@ _DEFERRED: Final = re.compile(
     r"no decision|leave it open|unknown)\b",
     re.IGNORECASE,
 )
+#: How the user, not the agent, puts a decision off: the agent's "let me check" narrates its
+#: next step, the user's hands the matter to someone ("let me check with Oskar", "Ask Jana").
+_USER_DEFERS: Final = re.compile(
+    r"\b(?:let me check|i'll check|i will check|check with|i'll ping|i will ping|park it|parked|"
+    r"on hold|hold off|need to ask|need to check|need to talk)\b|"
+    r"(?-i:(?:^|[.!?]\s+)[Aa]sk [A-Z][a-z])",
+    re.IGNORECASE,
+)
 
 
 def asks(u: Unit) -> bool:
@@ -156,9 +164,27 @@ def asks(u: Unit) -> bool:
     return bool(u.form & un.QUESTION) and not u.form & un.POLITE and len(u.stems) >= 2
 
 
-def left_open(reply: str) -> bool:
-    """Whether the other side's reply defers the question rather than settling it."""
-    return _DEFERRED.search(reply) is not None
+#: A question that asks for a decision, not for facts: "should we …", "do we even want …",
+#: "is it fine to …", "which one …", "A or B?", "… whether …".
+_DECISION: Final = re.compile(
+    r"^(?:\w+[,:]\s+)*(?:should|shall|which)\b|\b(?:do|would|should) (?:we|i) (?:even )?"
+    r"(?:want|need|keep|go)\b|"
+    r"^(?:is|would) (?:it|that|this) (?:be )?(?:ok|okay|fine|worth|better)\b|"
+    r"\bwhether\b|\bor\b[^?]*\?\s*$|\bor not\b",
+    re.IGNORECASE,
+)
+
+
+def decides(question: str) -> bool:
+    """Whether a question asks for a decision rather than for facts (see ``answered``)."""
+    return _DECISION.search(question.strip()) is not None
+
+
+def left_open(reply: str, by: Literal["user", "assistant"] = "user") -> bool:
+    """Whether a reply (by the user or the agent) defers the question rather than settling it."""
+    if _DEFERRED.search(reply) is not None:
+        return True
+    return by == "user" and _USER_DEFERS.search(reply) is not None
 
 
 # --- references -------------------------------------------------------------------------------
@@ -415,13 +441,16 @@ def seen(ledger: Ledger, verdicts: dict[str, str], turn: int) -> Ledger:
     """The ledger with each checked item's verdict at the compaction at ``turn`` recorded."""
     if not verdicts:
         return ledger
-    items = tuple(
-        msgspec.structs.replace(i, seen=(*i.seen, (turn, verdicts[i.id]))[-MAX_SEEN:])
-        if i.id in verdicts
-        else i
-        for i in ledger.items
-    )
-    return msgspec.structs.replace(ledger, items=items)
+
+    def noted(items: tuple[Item, ...]) -> tuple[Item, ...]:
+        return tuple(
+            msgspec.structs.replace(i, seen=(*i.seen, (turn, verdicts[i.id]))[-MAX_SEEN:])
+            if i.id in verdicts
+            else i
+            for i in items
+        )
+
+    return Ledger(noted(ledger.items), noted(ledger.asked))
 
 
 def to_json(ledger: Ledger) -> list[dict[str, object]]:
@@ -441,15 +470,20 @@ def to_json(ledger: Ledger) -> list[dict[str, object]]:
     ]
 
 
-def answered(ledger: Ledger, reply: str) -> Ledger:
-    """Settle the questions of the previous message by the other side's reply: deferred ones
-    become items, answered ones are forgotten."""
+def answered(ledger: Ledger, reply: str, by: Literal["user", "assistant"] = "user") -> Ledger:
+    """Settle the pending questions by a reply: deferred ones become items, answered ones are
+    forgotten. The agent's answer to a question of the user's settles nothing: it informs a
+    decision that is the user's ("should we merge them?" is open until the user decides or
+    says "let me check with Oskar"), so such a question waits for the user's next message; a
+    question for facts ("how long does the suite take?") is settled by the answer."""
     if not ledger.asked:
         return ledger
-    kept = ledger.items
-    if left_open(reply):
-        kept = (*kept, *ledger.asked)[-MAX_ITEMS:]
-    return Ledger(items=kept, asked=())
+    if left_open(reply, by):
+        return Ledger(items=(*ledger.items, *ledger.asked)[-MAX_ITEMS:], asked=())
+    waiting = tuple(
+        q for q in ledger.asked if by == "assistant" and q.speaker == "user" and decides(q.literal)
+    )
+    return Ledger(items=ledger.items, asked=waiting)
 
 
 __all__ = [

@@ -210,6 +210,19 @@ def test_a_deferred_question_stays_open_and_an_answered_one_goes() -> None:
     assert lg.answered(pending, "Use 3.").items == ()
 
 
+def test_the_user_decides_their_own_question_and_facts_are_settled_by_the_answer() -> None:
+    asked = lg.questions("Should we move the archive bucket to cold storage?", 2, "user")
+    advice = "Cold storage would save about 60% but adds a 12-hour restore delay."
+    waiting = lg.answered(lg.Ledger(asked=tuple(asked)), advice, "assistant")
+    assert waiting.asked == tuple(asked) and waiting.items == ()
+    assert lg.answered(waiting, "Let me check with the finance team first.").items == tuple(asked)
+    assert lg.answered(waiting, "Yes, move it.").items == ()
+    facts = lg.questions("How long does the nightly export take?", 2, "user")
+    assert lg.answered(lg.Ledger(asked=tuple(facts)), "About 14 minutes.", "assistant") == (
+        lg.Ledger()
+    )
+
+
 def test_the_ledger_is_capped() -> None:
     items = [_item(f"Never touch file{i}.py.") for i in range(lg.MAX_ITEMS + 10)]
     assert len(lg.add(lg.Ledger(), items).items) == lg.MAX_ITEMS

@@ -149,3 +149,18 @@ def test_the_replay_summary_counts_survival_flags_and_their_sessions() -> None:
     off = replay_events(session(RULES[0], NEUTRAL)).summary()
     assert off["flags_by_signal"] == {"repeated_tool_call": 0, "restated_instruction": 0}
     assert off["flagged_sessions"] == 0
+
+
+def test_a_question_pending_at_a_compaction_is_checked_and_stays_pending() -> None:
+    asked = "Which region should the replica live in, Frankfurt or Dublin?"
+    events = [
+        ev(0, 0, "user_message", text=RULES[3]),
+        ev(1, 1, "assistant_message", text=asked),
+        compaction(2, 2, f"- {RULES[3]}"),
+    ]
+    state, flags = run(events, ON)
+    dropped = [f for f in flags if f.signal == "dropped_item"]
+    assert [(f.original_turn, f.evidence["class"]) for f in dropped] == [(1, "open_question")]
+    assert [q.literal for q in state.ledger.asked] == [asked]
+    _, again = run([*events[:2], compaction(2, 2, f"- {RULES[3]}\n- Open: {asked}")], ON)
+    assert not [f for f in again if f.signal == "dropped_item"]
