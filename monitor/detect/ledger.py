@@ -29,7 +29,7 @@ import msgspec
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import units as un
-from monitor.detect.lang.quantities import other_value
+from monitor.detect.lang.quantities import moved, other_value
 from monitor.detect.lang.segment import prose
 from monitor.detect.lang.units import Unit
 from monitor.detect.restatements import overlap
@@ -111,7 +111,40 @@ def binds(u: Unit) -> bool:
         return True
     if any(k in _RULE_KEYS for k in u.keys) or u.rejected:
         return True
-    return _LIMIT.search(u.norm) is not None and not _ONE_OFF.search(u.norm)
+    if _ONE_OFF.search(u.norm):
+        return False
+    return _LIMIT.search(u.norm) is not None or specifies(u)
+
+
+#: A specification's label ("Limit: 100 per minute", "Executive summary: 250 words max").
+_LABELLED: Final = re.compile(r"^[a-z][\w -]{1,30}: \S")
+#: A setting given its value ("price is $179", "the timeout is 30 s").
+_COPULA_VALUE: Final = re.compile(
+    r"^(?:the )?[a-z][\w-]*(?: [a-z][\w-]*)? (?:is|are) (?:\$|€|£)?\d"
+)
+#: A number that counts or measures, not one that names a step, an issue or a revision.
+_NAMING_NUMBER: Final = re.compile(r"\b(?:rev|v|version|step|issue|pr|phase|part|item|no)\s*#?$")
+
+
+def specifies(u: Unit) -> bool:
+    """Whether a span sets a quantity for the work, as a rule does without the marks of one:
+    told ("Cap the download at 5 MB"), labelled ("Limit: 100 requests per minute") or stated as
+    a setting's value ("Price is $179"). A number that names ("rev 4", "step 2") sets nothing,
+    and a description that holds one ("the suite takes 9 minutes") is not told."""
+    if u.form & (un.FIRST_PERSON | un.PAST | un.QUOTES) or u.n_words < 3:
+        return False
+    if not any(_measures(u.norm, v) for v in u.values):
+        return False
+    return bool(
+        u.form & un.IMPERATIVE
+        or (_LABELLED.match(u.text.lower()) and u.n_words <= 16)
+        or _COPULA_VALUE.match(u.norm)
+    )
+
+
+def _measures(norm: str, value: str) -> bool:
+    at = norm.find(value)
+    return value[:1].isdigit() and at >= 0 and not _NAMING_NUMBER.search(norm[:at].rstrip())
 
 
 # --- commitments ------------------------------------------------------------------------------
@@ -370,6 +403,19 @@ REVISES_OVERLAP: Final = 0.5
 #: "Make it 60 words": a new value for the rule under discussion. (``lexicon.UPDATE_WEAK``'s
 #: other words, "now", "new", "change", are as common in talk about the work itself.)
 _MAKE_IT: Final = re.compile(r"\bmake (?:it|that|them)\b", re.IGNORECASE)
+#: Verbs that set a value anew when they open a sentence with a number ("bump the threshold to
+#: 5%", "make the limit 2 MB", "change the cut-off to 4 minutes").
+_RESETTING: Final = lx.word_set("""
+change bump raise lower increase decrease reduce set make switch move extend shorten cut
+""")
+
+
+def _opening_verb(norm: str) -> str:
+    """The first word of a sentence past its fillers and conjunctions ("and bump it" bumps)."""
+    for w in norm.split():
+        if w not in lx.FILLERS:
+            return w
+    return ""
 
 
 def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]]:
@@ -390,13 +436,19 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
     for s in sentences:
         if s.form & (un.QUESTION | un.IN_QUESTION | un.REPORT):
             continue  # asking about a rule, or reporting what someone said, changes nothing
-        announced = lx.UPDATE.search(s.text) or _MAKE_IT.search(s.text)
+        announced = bool(
+            lx.UPDATE.search(s.text)
+            or _MAKE_IT.search(s.text)
+            or (s.form & un.IMPERATIVE and _opening_verb(s.norm) in _RESETTING)
+        )
         best: tuple[tuple[float, float], str] | None = None
         for it in constraints:
             if it.id in taken:
                 continue
             o = overlap(it.current, s)
-            valued = other_value(it.current.norm, s.norm)
+            valued = other_value(it.current.norm, s.norm) or (
+                announced and moved(it.current.norm, s.norm)
+            )
             # What the sentence rejects is what the rule said ("argon2id instead of bcrypt").
             rejects = not set(s.rejected).isdisjoint(it.current.keys)
             # About the constraint (enough shared) and changing it (announced, or a number

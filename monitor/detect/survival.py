@@ -112,10 +112,28 @@ class Summary(msgspec.Struct, frozen=True, gc=False):
     heads: tuple[frozenset[str], ...]
 
 
+#: Words a summary's label may have ("Speeders:", "Breach notification:", "Key decisions:").
+LABEL_WORDS: Final = 3
+
+
 @functools.lru_cache(maxsize=16)
 def read_summary(text: str) -> Summary:
+    """The summary's sentences and clauses. A short label before a colon is read with what
+    follows it ("Speeders: drop anything under 3 minutes"): on its own, "Speeders" would
+    match every item that names speeders, whatever the rule says."""
     text = text[:MAX_SUMMARY_CHARS]
-    units = tuple(u for s, _ in pieces(text) if (u := un.unit(s)).stems)
+    spans: list[str] = []
+    label = ""
+    for s, _ in pieces(text):
+        if label:
+            s, label = f"{label}: {s}", ""
+        elif len(s.split()) <= LABEL_WORDS and re.search(re.escape(s) + r"[*_`]{0,2}:", text):
+            label = s
+            continue
+        spans.append(s)
+    if label:
+        spans.append(label)
+    units = tuple(u for s in spans if (u := un.unit(s)).stems)
     return Summary(flat(text), units, tuple(un.heads(u) for u in units))
 
 

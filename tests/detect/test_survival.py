@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,6 +142,39 @@ def test_a_change_announced_revises_the_rule_it_is_about() -> None:
         "Actually, the figures look great.",  # announced, but about something else
     ):
         assert lg.revisions(ledger, un.read(unchanged).sentences) == [], unchanged
+
+
+def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
+    rule = _item("Cap every upload at 8 MB.")
+    ledger = lg.Ledger(items=(rule,))
+    for reset in ("Make the upload limit 3 MB.", "And lower the upload cap to 3 MB."):
+        assert lg.revisions(ledger, un.read(reset).sentences) == [(rule.id, reset)], reset
+    assert lg.revisions(ledger, un.read("The upload was 3 MB.").sentences) == []
+
+
+@pytest.mark.parametrize(
+    ("span", "binds"),
+    [
+        ("Cap the thumbnail at 200 KB.", True),  # told
+        ("Retention window: 30 days.", True),  # labelled
+        ("Seat price is $49.", True),  # a setting's value
+        ("The test suite takes 9 minutes.", False),  # a description
+        ("Go ahead and tag it as rev 3.", False),  # a number that names
+        ("Three things.", False),
+    ],
+)
+def test_a_quantity_set_for_the_work_binds(span: str, binds: bool) -> None:
+    assert lg.binds(un.unit(span)) is binds
+
+
+def test_a_summary_label_is_read_with_what_it_labels() -> None:
+    summary = read_summary("## Rules\n- Thumbnails: capped at 200 KB.\n- Seat price: $49.")
+    assert [u.text for u in summary.units][-2:] == [
+        "Thumbnails: capped at 200 KB.",
+        "Seat price: $49.",
+    ]
+    rule = _item("Keep thumbnails under 120 KB.")
+    assert check(rule, summary).verdict != "supported"
 
 
 def test_a_revocation_takes_the_item_out() -> None:

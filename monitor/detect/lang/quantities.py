@@ -134,4 +134,21 @@ def other_value(earlier: str, later: str) -> bool:
     return False
 
 
-__all__ = ["Quantity", "other_value", "quantities"]
+def moved(earlier: str, later: str) -> bool:
+    """Whether ``later`` sets one of ``earlier``'s numbers to another value: a later number
+    measures the same thing, is of the same kind and is none of the earlier's numbers, whatever
+    the earlier bound ("make the limit 2 MB" moves "cap the download at 5 MB", which a summary
+    saying "2 MB" would keep)."""
+    mine = quantities(earlier)
+    theirs = quantities(later) if mine else ()
+    own = {q.value for q in mine}
+    return any(
+        o.value not in own
+        and bool(q.anchors & o.anchors)
+        and not (q.kind and o.kind and q.kind != o.kind)
+        for q in mine
+        for o in theirs
+    )
+
+
+__all__ = ["Quantity", "moved", "other_value", "quantities"]

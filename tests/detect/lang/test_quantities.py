@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.detect.lang.quantities import other_value, quantities
+from monitor.detect.lang.quantities import moved, other_value, quantities
 from monitor.detect.lang.units import unit
 
 #: Rules written for these tests, each with one number in a slot ("{n}").
@@ -68,3 +68,12 @@ def test_the_rules_own_numbers_are_not_another_value() -> None:
 
 def test_a_different_currency_is_not_the_same_slot() -> None:
     assert not other_value(_norm("The fee is 5% of the total."), _norm("The fee total is $7."))
+
+
+@given(st.sampled_from(RULES), st.integers(2, 500), st.integers(2, 500))
+def test_a_value_set_anew_is_moved_whatever_the_bound(rule: str, n: int, m: int) -> None:
+    earlier = _norm(rule.format(n=n))
+    later = _norm(rule.format(n=m))
+    assert moved(earlier, later) is (n != m)
+    for aside in ASIDES:
+        assert not moved(earlier, _norm(aside))
