@@ -122,8 +122,11 @@ _LABELLED: Final = re.compile(r"^[a-z][\w -]{1,30}: \S")
 _COPULA_VALUE: Final = re.compile(
     r"^(?:the )?[a-z][\w-]*(?: [a-z][\w-]*)? (?:is|are) (?:\$|€|£)?\d"
 )
-#: A number that counts or measures, not one that names a step, an issue or a revision.
-_NAMING_NUMBER: Final = re.compile(r"\b(?:rev|v|version|step|issue|pr|phase|part|item|no)\s*#?$")
+#: Words after which a number is a value set ("at 5", "to 30", "is 179", "limit 100").
+_SETTING: Final = lx.word_set("""
+at to is are be of by under over below above within max maximum min minimum limit cap capped
+alpha threshold timeout ttl budget price cost rate at most least than =
+""")
 
 
 def specifies(u: Unit) -> bool:
@@ -143,8 +146,17 @@ def specifies(u: Unit) -> bool:
 
 
 def _measures(norm: str, value: str) -> bool:
+    """Whether a number in a span measures: it comes before what it counts ("5 mb", "3
+    times"), or after a word that sets a value ("at 5", "to 30", "is $179", "limit 100").
+    Last after a plain noun, it names one ("chunk 2", "email 3", "rev 4")."""
     at = norm.find(value)
-    return value[:1].isdigit() and at >= 0 and not _NAMING_NUMBER.search(norm[:at].rstrip())
+    if not value[:1].isdigit() or at < 0:
+        return False
+    before = norm[:at].split()
+    after = norm[at + len(value) :].split()
+    if after and after[0][:1].isalpha():
+        return True
+    return bool(before) and (before[-1] in _SETTING or before[-1][:1] in "$€£")
 
 
 # --- commitments ------------------------------------------------------------------------------

@@ -110,6 +110,9 @@ class Summary(msgspec.Struct, frozen=True, gc=False):
     flat: str
     units: tuple[Unit, ...]
     heads: tuple[frozenset[str], ...]
+    #: The line each unit was cut from (a bullet, a sentence): "they get a weight of 1 -
+    #: settled with Hannah" reports a decision in a clause beside the answer.
+    lines: tuple[str, ...] = ()
 
 
 #: Words a summary's label may have ("Speeders:", "Breach notification:", "Key decisions:").
@@ -134,7 +137,22 @@ def read_summary(text: str) -> Summary:
     if label:
         spans.append(label)
     units = tuple(u for s in spans if (u := un.unit(s)).stems)
-    return Summary(flat(text), units, tuple(un.heads(u) for u in units))
+    body = normalise(text)
+    return Summary(
+        flat(text),
+        units,
+        tuple(un.heads(u) for u in units),
+        tuple(_line_of(body, u.text) for u in units),
+    )
+
+
+def _line_of(body: str, span: str) -> str:
+    at = body.find(span.split(": ", 1)[-1][:40])
+    if at < 0:
+        return span
+    start = body.rfind("\n", 0, at) + 1
+    end = body.find("\n", at)
+    return body[start : end if end >= 0 else len(body)]
 
 
 _NEGATED_BEFORE: Final = re.compile(
@@ -211,7 +229,8 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
         x = features(current, u, _NO_CUES, un.SENTENCE)
         p_same, p_contra = model.probabilities(x)
         turned = opposite(current, u)
-        why = _contradiction(item, u, x, turned, p_same, model)
+        line = summary.lines[i] if summary.lines else u.text
+        why = _contradiction(item, u, x, turned, p_same, model, line)
         if why:
             p_same = 0.0
             p_contra = max(p_contra, t_contra)
@@ -230,7 +249,13 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
 
 
 def _contradiction(
-    item: Item, u: Unit, x: Sequence[float], turned: bool, p_same: float, model: sc.Scorer
+    item: Item,
+    u: Unit,
+    x: Sequence[float],
+    turned: bool,
+    p_same: float,
+    model: sc.Scorer,
+    line: str = "",
 ) -> Contradiction | None:
     """Why summary sentence ``u`` contradicts the item, when English says so plainly
     (``x``: the pair's features; ``turned``: ``pairs.opposite`` of the pair).
@@ -242,7 +267,8 @@ def _contradiction(
       (``quantities.other_value``);
     * ``stale``: a revised item that the sentence states in its former form: nearer the
       former wording than the current, not the current, and without the revision's own values;
-    * ``settled``: an open question that the sentence reports as decided.
+    * ``settled``: an open question that the sentence reports as decided, in itself or in
+      the line it was cut from (``line``).
 
     Other contradictions are left to the scorer; a changed name or a swapped word alone is
     not one here (summaries reword and mention neighbouring names all the time)."""
@@ -261,11 +287,12 @@ def _contradiction(
                 changed or model.probabilities(xf)[0] >= model.model.threshold_same
             ):
                 return "stale"
+    line = line or u.text
     if (
         item.cls == "open_question"
         and x[_COV_E] >= ALIGNED_SETTLED
-        and _SETTLED.search(u.text)
-        and not _STILL_OPEN.search(u.text)
+        and _SETTLED.search(line)
+        and not _STILL_OPEN.search(line)
     ):
         return "settled"
     return None

@@ -160,11 +160,26 @@ def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
         ("Seat price is $49.", True),  # a setting's value
         ("The test suite takes 9 minutes.", False),  # a description
         ("Go ahead and tag it as rev 3.", False),  # a number that names
+        ("Run batch 2 next.", False),  # last after its noun, it names
+        ("Retry failed jobs 3 times.", True),
         ("Three things.", False),
     ],
 )
 def test_a_quantity_set_for_the_work_binds(span: str, binds: bool) -> None:
     assert lg.binds(un.unit(span)) is binds
+
+
+def test_an_open_question_reported_decided_in_another_clause_is_inverted() -> None:
+    q = lg.Item(
+        "q",
+        "open_question",
+        3,
+        "user",
+        "Should the sync run hourly or daily?",
+        un.unit("Should the sync run hourly or daily?"),
+    )
+    decided = read_summary("- The sync runs hourly - settled with the ops lead on Tuesday.")
+    assert (check(q, decided).verdict, check(q, decided).reason) == ("contradicted", "settled")
 
 
 def test_a_summary_label_is_read_with_what_it_labels() -> None:
