@@ -107,7 +107,9 @@ def binds(u: Unit) -> bool:
         return False
     if u.form & un.WANT and not (u.polarity or any(k in _RULE_KEYS for k in u.keys)):
         return False  # "I need a parity checker", "I need to ask legal": the task, asked once
-    if u.form & _BINDING or u.polarity or u.polarity_loose:
+    if u.form & _BINDING and (u.form & (un.NEGATED_START | un.DIRECTED) or _obliges(u.norm)):
+        return True
+    if u.polarity or u.polarity_loose:
         return True
     if any(k in _RULE_KEYS for k in u.keys) or u.rejected:
         return True
@@ -157,6 +159,16 @@ def _measures(norm: str, value: str) -> bool:
     if after and after[0][:1].isalpha():
         return True
     return bool(before) and (before[-1] in _SETTING or before[-1][:1] in "$€£")
+
+
+def _obliges(norm: str) -> bool:
+    """An obligation beyond politeness: "please" asks once ("Fix it please", "Please review
+    the draft"); "must", "always", "make sure" bind."""
+    return (
+        "make sure" in norm
+        or "have to" in norm
+        or any(w in lx.OBLIGATION and w != "please" for w in norm.split())
+    )
 
 
 # --- commitments ------------------------------------------------------------------------------

@@ -163,6 +163,9 @@ def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
         ("Run batch 2 next.", False),  # last after its noun, it names
         ("Retry failed jobs 3 times.", True),
         ("Three things.", False),
+        ("Fix the flaky test please.", False),  # asked once, politely
+        ("Please always sign the commits.", True),
+        ("Make sure the fixtures stay anonymised.", True),
     ],
 )
 def test_a_quantity_set_for_the_work_binds(span: str, binds: bool) -> None:

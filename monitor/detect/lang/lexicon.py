@@ -580,7 +580,7 @@ explain tell show describe clarify summarise summarize remind confirm say walk e
 #: Words that make a statement a rule ("X must …", "X goes through review").
 OBLIGATION: Final = word_set("""
 must should shall ought need needs please ensure always never only require requires required
-mandatory make sure remember
+mandatory remember
 """)
 #: Openers that only soften or connect ("also", "ok so"): skipped when finding the first verb.
 FILLERS: Final = word_set("""

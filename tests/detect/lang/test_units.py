@@ -67,6 +67,8 @@ def test_form_tells_questions_requests_acknowledgements_and_reports() -> None:
     assert unit("Marco wrote that we should never deploy on Fridays").form & un.REPORT
     assert unit("Don't push to main").form & un.NEGATED_START
     assert not unit("when you write the handler, return 202").form & un.QUESTION
+    assert unit("make sure the logs rotate").form & un.OBLIGATION
+    assert not unit("make the title shorter").form & un.OBLIGATION  # "make" alone obliges no one
 
 
 def test_a_message_is_read_into_sentences_clauses_and_a_short_whole() -> None:
