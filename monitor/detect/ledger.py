@@ -201,7 +201,7 @@ def promises(sentence: str) -> bool:
 _DEFERRED: Final = re.compile(
     r"\b(?:not sure|don't know|do not know|dont know|no idea|i'll ask|i will ask|let me ask|"
     r"let me think|need to think|have to think|haven't decided|not decided|undecided|tbd|"
-    r"to be decided|later|for now|yet|wait for|waiting for|until|pending|open question|"
+    r"to be decided|wait for|waiting for|pending|open question|"
     r"depends|i'll check with|i will check with|get back to you|circle back|revisit|"
     r"no decision|leave it open|unknown)\b",
     re.IGNORECASE,
@@ -238,7 +238,9 @@ def decides(question: str) -> bool:
 
 
 def left_open(reply: str, by: Literal["user", "assistant"] = "user") -> bool:
-    """Whether a reply (by the user or the agent) defers the question rather than settling it."""
+    """Whether a reply (by the user or the agent) defers the question rather than settling it.
+    "For now", "later", "yet" and "until" qualify an answer ("exact match for now") as often
+    as they put the question off, so they alone do not."""
     if _DEFERRED.search(reply) is not None:
         return True
     return by == "user" and _USER_DEFERS.search(reply) is not None

@@ -260,6 +260,7 @@ def test_a_deferred_question_stays_open_and_an_answered_one_goes() -> None:
     pending = lg.Ledger(asked=tuple(asked))
     assert lg.answered(pending, "Not sure yet, I'll ask Priya.").items == tuple(asked)
     assert lg.answered(pending, "Use 3.").items == ()
+    assert lg.answered(pending, "Use 3 for now, we can raise it later.").items == ()
 
 
 def test_the_user_decides_their_own_question_and_facts_are_settled_by_the_answer() -> None:
