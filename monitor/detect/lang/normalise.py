@@ -240,6 +240,10 @@ def number_unit(word: str) -> str:
     return "" if unit in ("%", *lx.SUFFIX_MULTIPLIERS) else unit
 
 
+#: Four-letter words ending in "s" (not "ss", "is", "us") that are no plural of a shorter word.
+_FOUR_S: Final = frozenset({"news", "lens", "does", "goes"})
+
+
 @functools.lru_cache(maxsize=_WORD_MEMO)
 def stem(word: str) -> str:
     """A crude suffix stripper (plural, -ing, -ed), with British spellings made American.
@@ -252,6 +256,8 @@ def stem(word: str) -> str:
             if w.endswith(brit):
                 w = w[: -len(brit)] + amer
                 break
+    if len(w) == 4 and w[-1] == "s" and w[-2] not in "siu" and w.isalpha() and w not in _FOUR_S:
+        return w[:-1]  # "runs", "jobs", "logs" meet "run", "job", "log"
     if len(w) <= 4 or not w.isalpha():
         return w
     for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
@@ -263,8 +269,8 @@ def stem(word: str) -> str:
             return w
         base = w[: -len(suffix)] + repl
         if len(base) >= 3:
-            if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]  # stopped -> stopp -> stop
+            if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # stopped -> stopp -> stop, running -> runn -> run
             return base
         return w
     if w.endswith("e") and len(w) > 4:

@@ -66,6 +66,8 @@ def test_spelling_variants_and_inflections_meet() -> None:
     assert stem("colours") == stem("colors")
     assert stem("organising") == stem("organizing")
     assert stem("removing") == stem("remove") == stem("removed")
+    assert stem("runs") == stem("running") == stem("run") and stem("jobs") == stem("job")
+    assert stem("news") != stem("new") and stem("less") == "less"
     assert key("kept") == key("keep") == key("stays")
     assert key("db") == key("database") == key("databases")
     assert key("folders") == key("directory")
