@@ -100,7 +100,11 @@ class Check(msgspec.Struct, frozen=True, gc=False):
 def flat(text: str) -> str:
     """The form literals are compared in: NFKC, straight quotes, lower case, single spaces,
     no markdown emphasis or backticks, no final stop."""
-    t = normalise(text).lower().replace("`", "").replace("**", "").replace("__", "")
+    return _flattened(normalise(text))
+
+
+def _flattened(body: str) -> str:
+    t = body.lower().replace("`", "").replace("**", "").replace("__", "")
     return _SPACE.sub(" ", t).strip().rstrip(".")
 
 
@@ -125,25 +129,38 @@ def read_summary(text: str) -> Summary:
     follows it ("Speeders: drop anything under 3 minutes"): on its own, "Speeders" would
     match every item that names speeders, whatever the rule says."""
     text = text[:MAX_SUMMARY_CHARS]
+    body = normalise(text)
     spans: list[str] = []
     label = ""
     for s, _ in pieces(text):
         if label:
             s, label = f"{label}: {s}", ""
-        elif len(s.split()) <= LABEL_WORDS and re.search(re.escape(s) + r"[*_`]{0,2}:", text):
+        elif len(s.split()) <= LABEL_WORDS and _labels(body, s):
             label = s
             continue
         spans.append(s)
     if label:
         spans.append(label)
     units = tuple(u for s in spans if (u := un.unit(s)).stems)
-    body = normalise(text)
     return Summary(
-        flat(text),
+        _flattened(body),
         units,
         tuple(un.heads(u) for u in units),
         tuple(_line_of(body, u.text) for u in units),
     )
+
+
+_LABEL_END: Final = re.compile(r"[*_`]{0,2}:")
+
+
+def _labels(body: str, span: str) -> bool:
+    """Whether ``span`` stands in the summary as a label, before a colon."""
+    at = body.find(span)
+    while at >= 0:
+        if _LABEL_END.match(body, at + len(span)):
+            return True
+        at = body.find(span, at + 1)
+    return False
 
 
 def _line_of(body: str, span: str) -> str:
