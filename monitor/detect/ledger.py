@@ -391,12 +391,35 @@ def questions(text: str, turn: int, speaker: Literal["user", "assistant"]) -> li
     return [_new("open_question", turn, speaker, u.text) for u in m.sentences if asks(u)]
 
 
+#: Where a promise opens inside a sentence: after an opening phrase and its comma ("For each
+#: finding, I'll …", "To keep it checkable, I'll …") or after "so", "then", "and" ("…, so I
+#: won't run it until you approve").
+_PROMISE_START: Final = re.compile(
+    r"(?:,|;|\bso|\bthen|\band)\s+(?=i(?:'ll| will| won't| will not| am going to|'m going to)\b)"
+    r"|^(?:for|with|to|in|on|until|after|before|once|from)\b[^,.;]{0,60}?\s+"
+    r"(?=i(?:'ll| will| won't| will not)\b)",
+    re.IGNORECASE,
+)
+
+
+def promised(sentence: str) -> str | None:
+    """The promise a sentence of the agent's makes, from its "I'll" on, or None."""
+    if promises(sentence):
+        return sentence
+    m = _PROMISE_START.search(sentence)
+    if m is None:
+        return None
+    rest = sentence[m.end() :]
+    return rest if promises(rest) else None
+
+
 def assistant_items(text: str, turn: int) -> Iterator[Item]:
     """Commitments promised and branches named in an agent message."""
     body = prose(text)
     for u in un.read(body).sentences:
-        if promises(u.text):
-            yield _new("commitment", turn, "assistant", u.text)
+        said = promised(u.text)
+        if said:
+            yield _new("commitment", turn, "assistant", said)
     for r in references(body, "assistant"):
         # Branches, tickets, URLs: not every file the agent touched.
         if ("/" in r or "-" in r) and not r.lower().endswith(tuple(f".{e}" for e in _EXTENSIONS)):
@@ -577,6 +600,7 @@ __all__ = [
     "assistant_items",
     "binds",
     "item_id",
+    "promised",
     "promises",
     "questions",
     "references",

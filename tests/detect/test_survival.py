@@ -254,6 +254,21 @@ def test_the_ledger_reads_rules_promises_and_names() -> None:
     assert not lg.promises("I'll now read the parser.")
 
 
+@pytest.mark.parametrize(
+    ("sentence", "promise"),
+    [
+        ("For every table, I'll keep a backup until you sign off.", "I'll keep a backup until"),
+        ("That costs $40, so I won't start it until you approve.", "I won't start it until"),
+        ("Tests pass; then I'll rebase onto develop before merging.", "I'll rebase onto develop"),
+        ("Then I'll run the tests.", None),  # the next step, narrated
+        ("For now I'll read the parser.", None),
+    ],
+)
+def test_a_promise_is_read_where_it_opens_in_a_sentence(sentence: str, promise: str | None) -> None:
+    got = lg.promised(sentence)
+    assert (got is None) if promise is None else (got is not None and got.startswith(promise))
+
+
 def test_a_deferred_question_stays_open_and_an_answered_one_goes() -> None:
     asked = lg.questions("Should the retry limit be 3 or 5?", 4, "assistant")
     assert asked
