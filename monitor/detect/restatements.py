@@ -187,12 +187,35 @@ def scored(
     history: Sequence[Instruction], m: Message, turn: int, limit: int = MAX_SCORED
 ) -> list[tuple[Instruction, Unit, int]]:
     """The candidates worth the scorer's time: those overlapping at least ``MIN_OVERLAP``, the
-    ``limit`` most overlapping of them, newest first among equals."""
-    found = [
-        (o, n, c)
-        for n, c in enumerate(candidates(history, m, turn))
-        if (o := overlap(c[0].unit, c[1])) >= MIN_OVERLAP
-    ]
+    ``limit`` most overlapping of them, newest first among equals.
+
+    ``candidates`` and ``overlap`` in one pass: each side's look-up keys are read once, where
+    the two functions read them again for every pair (a message meets tens of candidates).
+    """
+    if not m.units:
+        return []
+    rows = [(u, kind, un.heads(u)) for u, kind in zip(m.units, m.kinds, strict=True)]
+    every = frozenset().union(*(uh for _, _, uh in rows))
+    seen: set[str] = set()
+    found: list[tuple[float, int, tuple[Instruction, Unit, int]]] = []
+    n = 0  # the candidate's rank in ``candidates``' order
+    for ins in history:
+        if ins.turn >= turn:
+            continue
+        eh = un.heads(ins.unit)
+        if eh.isdisjoint(every) or ins.unit.norm in seen:
+            continue
+        seen.add(ins.unit.norm)
+        ne = len(eh)
+        for u, kind, uh in rows:
+            if eh.isdisjoint(uh):
+                continue
+            shared, nl = len(eh & uh), len(uh)
+            small, large = (ne, nl) if ne <= nl else (nl, ne)
+            o = shared / small + 0.5 * shared / large  # ``overlap``: both share a key
+            if o >= MIN_OVERLAP:
+                found.append((o, n, (ins, u, kind)))
+            n += 1
     if len(found) > limit:
         found.sort(key=lambda t: (-t[0], -t[2][0].turn, t[1]))
     return [c for _, _, c in found[:limit]]

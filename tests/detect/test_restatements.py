@@ -11,11 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.detect.config import DetectConfig
+from monitor.detect.lang import units as un
+from monitor.detect.lang.units import Unit
 from monitor.detect.restatements import (
+    MIN_OVERLAP,
     Instruction,
+    candidates,
     find_restatements,
     instructions_in,
     judge,
+    overlap,
+    scored,
     turned_within,
 )
 
@@ -159,3 +165,39 @@ def test_a_turned_pair_is_vetoed_however_little_of_it_aligns() -> None:
     u = m.units[0]
     assert turned_within([(ins, u, True, 0.2, 0.1)], m) == [True]
     assert turned_within([(ins, u, False, 0.2, 0.1)], m) == [False]
+
+
+def _scored_plainly(
+    history: list[Instruction], m: un.Message, turn: int, limit: int
+) -> list[tuple[Instruction, Unit, int]]:
+    """``scored`` as its docstring says: ``candidates`` filtered and ranked by ``overlap``."""
+    found = [
+        (o, n, c)
+        for n, c in enumerate(candidates(history, m, turn))
+        if (o := overlap(c[0].unit, c[1])) >= MIN_OVERLAP
+    ]
+    if len(found) > limit:
+        found.sort(key=lambda t: (-t[0], -t[2][0].turn, t[1]))
+    return [c for _, _, c in found[:limit]]
+
+
+#: The instructions again in other words that share every key: ties for ``overlap``.
+POLITE_TOO = [*INSTRUCTIONS, *(f"Please {t[0].lower()}{t[1:]}" for t in INSTRUCTIONS)]
+
+
+@given(
+    st.lists(st.sampled_from(POLITE_TOO), min_size=1, max_size=8),
+    st.lists(st.sampled_from([*INSTRUCTIONS, "the legend", "Amara", "ok thanks"]), max_size=3),
+    st.integers(1, 9),
+    st.integers(1, 4),
+)
+@settings(max_examples=100)
+def test_scored_pairs_are_the_most_overlapping_candidates(
+    said: list[str], later: list[str], turn: int, limit: int
+) -> None:
+    """The one-pass ``scored`` picks what ``candidates`` and ``overlap`` pick, in that order."""
+    history = [i for t, text in enumerate(said) for i in instructions_in(text, t, CFG)]
+    m = un.read(" ".join(later))
+    got = scored(history, m, turn, limit)
+    want = _scored_plainly(history, m, turn, limit)
+    assert [(id(i), id(u), k) for i, u, k in got] == [(id(i), id(u), k) for i, u, k in want]
