@@ -217,12 +217,30 @@ def _credit(s: str, k: str, weight: int, other: _Index) -> float:
     return 0.0
 
 
-def _cover(mine: Unit, other: Unit) -> tuple[float, float, float, float, float, list[int]]:
+_Cover = tuple[float, float, float, float, float, list[int]]
+#: Recent ``_cover`` results by the identity of the two units (held, so no id is reused while
+#: its entry lives): ``changes_value`` reads the same two covers ``features`` just read.
+_COVER_MEMO: Final = 64
+_covers: dict[tuple[int, int], tuple[Unit, Unit, _Cover]] = {}
+
+
+def _cover(mine: Unit, other: Unit) -> _Cover:
     """(matched weight, total weight, exactly matched weight, concept-only weight,
-    unmatched content weight, indices unmatched).
+    unmatched content weight, indices unmatched; not to be mutated).
 
     A word counts at the higher salience either side gave it: "collect" is code on one side
     because it was in backticks, and the other side need not quote it again."""
+    memo_key = (id(mine), id(other))
+    found = _covers.get(memo_key)
+    if found is not None:
+        return found[2]
+    if len(_covers) >= _COVER_MEMO:
+        _covers.clear()
+    got = _covers[memo_key] = (mine, other, _cover_of(mine, other))
+    return got[2]
+
+
+def _cover_of(mine: Unit, other: Unit) -> _Cover:
     idx = _index(other)
     other_w = idx.weights
     got = total = exact = concept = miss_content = 0.0

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from monitor.detect import pairs
 from monitor.detect.lang.units import read, unit
-from monitor.detect.pairs import FEATURES, N_FEATURES, features, opposite
+from monitor.detect.pairs import FEATURES, N_FEATURES, changes_value, features, opposite
 
 #: Instructions written for these tests (imperatives of ordinary work in several domains).
 INSTRUCTIONS = [
@@ -122,3 +123,20 @@ def test_denying_a_denial_tells_the_instruction(text: str, opener: str) -> None:
     body = text[0].lower() + text[1:]
     assert opposite(unit("Don't " + body), unit(opener + body))
     assert not opposite(unit(text), unit(opener + body))
+
+
+@given(
+    st.lists(st.sampled_from(INSTRUCTIONS), min_size=2, max_size=6),
+    st.sampled_from(["", "use MySQL instead: ", "as I said, ", "never "]),
+)
+def test_remembered_covers_give_what_a_fresh_reading_gives(said: list[str], lead: str) -> None:
+    """``_cover``'s memo (by the units' identity) never answers for another pair: each pair's
+    features and value change read the same with the memo full of other pairs and empty."""
+    later = read(lead + " and ".join(said[1:]))
+    pairs_ = [(unit(e), u) for e in said for u in later.units]
+    memo = [(features(e, u, later.cues, 0), changes_value(e, u, later.cues)) for e, u in pairs_]
+    fresh = []
+    for e, u in pairs_:
+        pairs._covers.clear()
+        fresh.append((features(e, u, later.cues, 0), changes_value(e, u, later.cues)))
+    assert memo == fresh
