@@ -336,23 +336,79 @@ def gated_pairs(
 ) -> list[Gated]:
     """The pairs ``judge`` scores, each with its features and the hard gates' reading. The
     trainer reads the same, so the model is fitted on what it will score at run time."""
+    return [g for g, _ in _gated(history, m, turn, cfg)]
+
+
+def _gated(
+    history: Sequence[Instruction], m: Message, turn: int, cfg: DetectConfig
+) -> list[tuple[Gated, _Reading | None]]:
+    """``gated_pairs``, each with its pair's remembered reading when ``x`` is that reading's
+    vector alone (no feature added by the semantic stage), for ``judge`` to keep its
+    probabilities."""
     scored = []
     for ins, u, kind, extra in pairs_to_score(history, m, turn, cfg):
-        x = features(ins.unit, u, m.cues, kind)
-        x.extend(extra)
-        scored.append((ins, u, x, opposite(ins.unit, u)))
-    vetoed = turned_within([(i, u, t, x[_COV_E], x[_COV_L]) for i, u, x, t in scored], m)
+        r = _reading(ins.unit, u, m.cues, kind)
+        scored.append((ins, u, [*r.x, *extra], r, not extra))
+    vetoed = turned_within([(i, u, r.turned, x[_COV_E], x[_COV_L]) for i, u, x, r, _ in scored], m)
     return [
-        Gated(
-            ins,
-            u,
-            x,
-            turned,
-            not turned and changes_value(ins.unit, u, m.cues),
-            veto or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues),
+        (
+            Gated(
+                ins,
+                u,
+                x,
+                r.turned,
+                not r.turned and r.changes_value(),
+                veto or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues),
+            ),
+            r if plain else None,
         )
-        for (ins, u, x, turned), veto in zip(scored, vetoed, strict=True)
+        for (ins, u, x, r, plain), veto in zip(scored, vetoed, strict=True)
     ]
+
+
+class _Reading(msgspec.Struct, gc=False):
+    """What ``pairs`` reads of one (earlier unit, later unit, message cues, unit kind): the
+    features, ``opposite`` and, when asked, ``changes_value``; all pure functions of the four.
+    Not tracked by the garbage collector (it holds no cycle), like the units it holds."""
+
+    e: Unit
+    u: Unit
+    cues: un.Cues
+    x: tuple[float, ...]
+    turned: bool
+    changed: bool | None = None
+    #: The probabilities ``scorer`` gave ``x``, and which scorer.
+    scorer: sc.Scorer | None = None
+    p: tuple[float, float] = (0.0, 0.0)
+
+    def changes_value(self) -> bool:
+        if self.changed is None:
+            self.changed = changes_value(self.e, self.u, self.cues)
+        return self.changed
+
+    def probabilities(self, scorer: sc.Scorer) -> tuple[float, float]:
+        if self.scorer is not scorer:
+            self.p, self.scorer = scorer.probabilities(self.x), scorer
+        return self.p
+
+
+#: Pairs read recently, by the identity of the units (held by the entry, so no id is reused
+#: while it lives) and the cues' value. The same instruction meets the same later span again
+#: whenever a sentence recurs ("run the tests first") in a message of the same shape, the units
+#: coming from ``units.unit``'s memo; the features and gates of such a pair are not read again.
+_READ_MEMO: Final = 4096
+_read: dict[tuple[int, int, un.Cues, int], _Reading] = {}
+
+
+def _reading(e: Unit, u: Unit, cues: un.Cues, kind: int) -> _Reading:
+    memo_key = (id(e), id(u), cues, kind)
+    found = _read.get(memo_key)
+    if found is None:
+        if len(_read) >= _READ_MEMO:
+            _read.clear()
+        x = tuple(features(e, u, cues, kind))
+        found = _read[memo_key] = _Reading(e, u, cues, x, opposite(e, u))
+    return found
 
 
 def model_for(cfg: DetectConfig) -> sc.Scorer:
@@ -390,8 +446,8 @@ def judge(
         threshold = cfg.restate_threshold / 100.0
     best_same: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
     best_contra: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
-    for ins, u, x, turned, changed, gated in gated_pairs(history, m, turn, cfg):
-        p_same, p_contra = model.probabilities(x)
+    for (ins, u, x, turned, changed, gated), r in _gated(history, m, turn, cfg):
+        p_same, p_contra = model.probabilities(x) if r is None else r.probabilities(model)
         if changed or gated:
             p_same = 0.0
         if (turned or changed) and (
@@ -434,6 +490,7 @@ def cache_clear() -> None:
     from monitor.detect.lang import normalise, segment
 
     un.cache_clear()
+    _read.clear()
     segment.cache_clear()
     normalise.cache_clear()
 

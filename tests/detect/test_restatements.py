@@ -10,6 +10,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from monitor.detect import restatements
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
 from monitor.detect.lang.units import Unit
@@ -201,3 +202,22 @@ def test_scored_pairs_are_the_most_overlapping_candidates(
     got = scored(history, m, turn, limit)
     want = _scored_plainly(history, m, turn, limit)
     assert [(id(i), id(u), k) for i, u, k in got] == [(id(i), id(u), k) for i, u, k in want]
+
+
+@given(
+    st.lists(st.sampled_from(POLITE_TOO), min_size=1, max_size=6),
+    st.lists(st.lists(st.sampled_from([*INSTRUCTIONS, "again!!", "no"]), max_size=3), max_size=4),
+)
+@settings(max_examples=40)
+def test_remembered_pair_readings_judge_as_fresh_ones(
+    said: list[str], later: list[list[str]]
+) -> None:
+    """A pair read before (features, gates, probabilities) is judged as a pair read afresh."""
+    history = [i for t, text in enumerate(said) for i in instructions_in(text, t, CFG)]
+    texts = [" ".join(words) for words in later]
+    remembered = [judge(history, text, 9, CFG) for text in texts]
+    fresh = []
+    for text in texts:
+        restatements.cache_clear()
+        fresh.append(judge(history, text, 9, CFG))
+    assert remembered == fresh
