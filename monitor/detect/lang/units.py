@@ -461,6 +461,34 @@ def _rejected(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+#: Words that are never content: they name no instruction's subject.
+_NOT_CONTENT: Final = lx.STOPWORDS | lx.NEGATORS | lx.NEGATIVE_VERBS | {"than"}
+
+
+@functools.lru_cache(maxsize=16384)
+def _word(
+    w: str, low: str, first: bool
+) -> tuple[tuple[tuple[str, int], ...], tuple[str, str, int] | None]:
+    """A word's antonym poles, and its (stem, concept key, salience) when it is content: what
+    ``unit`` reads of each word, pure, so remembered once for every span it occurs in.
+
+    A value (a number, in digits or a word, a path, code) is its own canonical spelling as
+    both stem and key; "avoid", "skip" count once, as negations, so they carry no pole.
+    """
+    k = key(low)
+    poles = () if low in lx.NEGATIVE_VERBS else _ANTONYMS.get(k, ())
+    if low in _NOT_CONTENT:
+        return poles, None
+    if low in lx.NUMBER_WORDS:
+        s = str(lx.NUMBER_WORDS[low])
+        return poles, (s, s, VALUE)
+    weight = _salience(w, first)
+    if weight == VALUE:
+        s = value(w)
+        return poles, (s, s, VALUE)
+    return poles, (stem(low), k, weight)
+
+
 @functools.lru_cache(maxsize=4096)
 def unit(span: str, rejected: tuple[str, ...] | None = None, asks: bool = False) -> Unit:
     """The features of a span. ``rejected`` overrides the span's own contrast reading (a
@@ -489,22 +517,14 @@ def unit(span: str, rejected: tuple[str, ...] | None = None, asks: bool = False)
         if i in bounds:
             poles.append(("bound", bounds[i]))
             continue  # a limit's side lives in its pole, not in its words
-        k = key(low)
-        if low not in lx.NEGATIVE_VERBS:  # "avoid", "skip" count once: as negations
-            poles.extend(_ANTONYMS.get(k, ()))
-        if low in lx.STOPWORDS or low in lx.NEGATORS or low in lx.NEGATIVE_VERBS or low == "than":
+        word_poles, content = _word(w, low, i == first_alpha)
+        if word_poles:
+            poles.extend(word_poles)
+        if content is None:
             continue
-        if low in lx.NUMBER_WORDS:
-            s = k = str(lx.NUMBER_WORDS[low])
-            weight = VALUE
+        s, k, weight = content
+        if weight == VALUE:
             values.append(s)
-        else:
-            weight = _salience(w, i == first_alpha)
-            if weight == VALUE:
-                s = k = value(w)
-                values.append(s)
-            else:
-                s = stem(low)
         stems.append(s)
         keys.append(k)
         weights.append(weight)
@@ -628,5 +648,5 @@ def read(text: str) -> Message:
 
 
 def cache_clear() -> None:
-    for fn in (unit, read, _heads, _salience):
+    for fn in (unit, read, _heads, _salience, _word):
         fn.cache_clear()

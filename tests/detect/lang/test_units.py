@@ -111,3 +111,38 @@ def test_a_unit_is_the_same_in_every_process() -> None:
         for seed in ("1", "2", "3", "4")
     }
     assert len(seen) == 1, seen
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Keep",
+                "the",
+                "README",
+                "under",
+                "two",
+                "hundred",
+                "`make lint`",
+                "not",
+                "Avoid",
+                "enable",
+                "disable",
+                "src/app.py",
+                "Okafor",
+                "never",
+                "10k",
+                "than",
+                "more",
+                "tabs",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_words_remembered_across_spans_read_as_fresh_ones(words: list[str]) -> None:
+    """``unit`` reads each word once for every span (``_word``'s memo): a span read after others
+    that share its words is the span read with every memo empty."""
+    warm = [unit(" ".join(words[i:] + words[:i])) for i in range(len(words))]
+    un.cache_clear()
+    assert [unit(" ".join(words[i:] + words[:i])) for i in range(len(words))] == warm
