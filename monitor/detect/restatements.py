@@ -183,6 +183,13 @@ def overlap(e: Unit, l_: Unit) -> float:
     return shared / small + 0.5 * shared / large if small else 0.0
 
 
+#: The look-up keys of remembered instructions by the identity of their unit (held, so no id
+#: is reused while its entry lives): each message reads the whole history's, and a unit's id
+#: is cheaper to look up than its words (``units.heads``' memo key).
+_HEADS_MEMO: Final = 8192
+_heads_of: dict[int, tuple[Unit, frozenset[str]]] = {}
+
+
 def scored(
     history: Sequence[Instruction], m: Message, turn: int, limit: int = MAX_SCORED
 ) -> list[tuple[Instruction, Unit, int]]:
@@ -202,7 +209,12 @@ def scored(
     for ins in history:
         if ins.turn >= turn:
             continue
-        eh = un.heads(ins.unit)
+        found_heads = _heads_of.get(id(ins.unit))
+        if found_heads is None:
+            if len(_heads_of) >= _HEADS_MEMO:
+                _heads_of.clear()
+            found_heads = _heads_of[id(ins.unit)] = (ins.unit, un.heads(ins.unit))
+        eh = found_heads[1]
         if eh.isdisjoint(every) or ins.unit.norm in seen:
             continue
         seen.add(ins.unit.norm)
@@ -491,6 +503,7 @@ def cache_clear() -> None:
 
     un.cache_clear()
     _read.clear()
+    _heads_of.clear()
     segment.cache_clear()
     normalise.cache_clear()
 
