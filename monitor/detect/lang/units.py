@@ -593,6 +593,21 @@ def _caps_share(text: str) -> float:
     return sum(1 for w in letters if w.isupper() and len(w) > 1) / len(letters)
 
 
+def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` without ``re.IGNORECASE``, for text that is ASCII and lower case: there the
+    two find the same matches when the pattern is written in lower case (no upper-case letter,
+    no ``\\S``, ``\\W``, ``\\B`` or ``\\D``), and the twin runs in a third of the time. Any
+    other pattern is its own twin."""
+    if pattern.pattern != pattern.pattern.lower():
+        return pattern
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+#: The message cues' patterns, and their twins for a message that is ASCII once lower-cased.
+_CUES: Final = (lx.REMINDER, lx.FRUSTRATION, lx.UPDATE, lx.UPDATE_WEAK)
+_CUES_LOWER: Final = tuple(lowercase_twin(p) for p in _CUES)
+
+
 @functools.lru_cache(maxsize=256)
 def read(text: str) -> Message:
     """Read a (capped) user message: pasted material dropped, sentences, clauses, cues."""
@@ -633,14 +648,15 @@ def read(text: str) -> Message:
             units.append(joined)
             kinds.append(WHOLE)
     low = body.lower()
+    reminder, frustration, update, update_weak = _CUES_LOWER if low.isascii() else _CUES
     cues = Cues(
-        reminder=len(lx.REMINDER.findall(low)),
-        frustration=len(lx.FRUSTRATION.findall(low)),
+        reminder=len(reminder.findall(low)),
+        frustration=len(frustration.findall(low)),
         questions=sum(1 for u in sentence_units if u.form & (QUESTION | IN_QUESTION)),
         caps=round(_caps_share(body), 3),
         exclaim=_EXCLAIM.search(body) is not None,
-        update=len(lx.UPDATE.findall(low)),
-        update_weak=len(lx.UPDATE_WEAK.findall(low)),
+        update=len(update.findall(low)),
+        update_weak=len(update_weak.findall(low)),
         sentences=len(sentence_units),
         words=n_words,
     )

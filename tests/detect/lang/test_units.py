@@ -146,3 +146,34 @@ def test_words_remembered_across_spans_read_as_fresh_ones(words: list[str]) -> N
     warm = [unit(" ".join(words[i:] + words[:i])) for i in range(len(words))]
     un.cache_clear()
     assert [unit(" ".join(words[i:] + words[:i])) for i in range(len(words))] == warm
+
+
+#: Words the cue patterns look for, with the spaces and marks around them.
+_CUE_WORDS = [
+    "again",
+    "as i said",
+    "still",
+    "why are",
+    "ugh",
+    "instead",
+    "no longer",
+    "now",
+    "change it to",
+    "REMIND",
+    "Don't forget",
+    "never mind",
+    ",",
+    "!",
+    " ",
+    "\u0130",
+    "\u017f",
+]
+
+
+@given(st.lists(st.sampled_from(_CUE_WORDS) | st.text(max_size=4), max_size=12))
+def test_the_cue_patterns_twins_find_what_they_find_in_lower_case_ascii(parts: list[str]) -> None:
+    low = " ".join(parts).lower()
+    for pattern, twin in zip(un._CUES, un._CUES_LOWER, strict=True):
+        assert twin is not pattern  # the patterns are written in lower case: the twin runs
+        if low.isascii():
+            assert twin.findall(low) == pattern.findall(low)
