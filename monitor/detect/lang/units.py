@@ -498,7 +498,7 @@ def unit(span: str, rejected: tuple[str, ...] | None = None, asks: bool = False)
     apart (``read``); the negator of a contrast names an alternative and negates nothing.
     """
     own_rejected = _rejected(span) if rejected is None else rejected
-    body = lx.REMINDER.sub(" ", span)
+    body = _unreminded(span)
     if "not" in body.lower():
         body = _CONTRAST_NOT.sub(lambda m: m.group(1) or " ", body)
     raw_t = raw_words(body)[:MAX_WORDS]
@@ -606,6 +606,24 @@ def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
 #: The message cues' patterns, and their twins for a message that is ASCII once lower-cased.
 _CUES: Final = (lx.REMINDER, lx.FRUSTRATION, lx.UPDATE, lx.UPDATE_WEAK)
 _CUES_LOWER: Final = tuple(lowercase_twin(p) for p in _CUES)
+_REMINDER_LOWER: Final = _CUES_LOWER[0]
+
+
+def _unreminded(span: str) -> str:
+    """``lx.REMINDER.sub(" ", span)``; an ASCII span is searched lower-cased by the twin (same
+    length, so the same places), and cut where it matched."""
+    if not span.isascii() or _REMINDER_LOWER is lx.REMINDER:
+        return lx.REMINDER.sub(" ", span)
+    out: list[str] = []
+    at = 0
+    for m in _REMINDER_LOWER.finditer(span.lower()):
+        out.append(span[at : m.start()])
+        out.append(" ")
+        at = m.end()
+    if not out:
+        return span
+    out.append(span[at:])
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=256)

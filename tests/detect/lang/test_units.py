@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import units as un
 from monitor.detect.lang.units import read, unit
 
@@ -151,6 +152,8 @@ def test_words_remembered_across_spans_read_as_fresh_ones(words: list[str]) -> N
 #: Words the cue patterns look for, with the spaces and marks around them.
 _CUE_WORDS = [
     "again",
+    "AS I SAID",
+    "Once Again",
     "as i said",
     "still",
     "why are",
@@ -177,3 +180,9 @@ def test_the_cue_patterns_twins_find_what_they_find_in_lower_case_ascii(parts: l
         assert twin is not pattern  # the patterns are written in lower case: the twin runs
         if low.isascii():
             assert twin.findall(low) == pattern.findall(low)
+
+
+@given(st.lists(st.sampled_from(_CUE_WORDS) | st.text(max_size=4), max_size=12))
+def test_reminders_are_cut_from_a_span_as_the_pattern_cuts_them(parts: list[str]) -> None:
+    span = " ".join(parts)
+    assert un._unreminded(span) == lx.REMINDER.sub(" ", span)
