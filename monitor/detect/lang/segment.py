@@ -27,6 +27,7 @@ from typing import Final
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang.normalise import normalise
+from monitor.detect.lang.twins import lowercase_twin
 
 #: A stack frame: JavaScript/Java "at f (path:12:3)", Python "File …, line 12", a traceback.
 _STACK_FRAME: Final = re.compile(
@@ -127,6 +128,8 @@ _LIST_HEAD: Final = re.compile(
     r":\s+(?P<rest>\S.*)$",
     re.IGNORECASE,
 )
+_ABBREVIATIONS_LOWER: Final = lowercase_twin(_ABBREVIATIONS)
+_LIST_HEAD_LOWER: Final = lowercase_twin(_LIST_HEAD)
 _LIST_COMMA: Final = re.compile(r"\s*[,;]\s*(?:(?:and|or)\s+)?|\s+and\s+(?=(?:no|never|always)\b)")
 #: Commas that open a clause of its own: a contrast ("…, not X"), a reason ("…, because …"),
 #: a new subject ("…, the client doesn't read it", "…, I'll merge it"), a second request
@@ -325,7 +328,20 @@ def _quoted_after_colon(lines: list[str], paragraphs: list[range], out: list[boo
 
 
 def _protect(text: str) -> str:
-    return _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+    """The stops of abbreviations hidden (``\\x00``), so that they end no sentence. An ASCII
+    text is searched lower-cased (same length, same places) by the pattern's twin."""
+    if not text.isascii():
+        return _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+    out: list[str] = []
+    at = 0
+    for m in _ABBREVIATIONS_LOWER.finditer(text.lower()):
+        out.append(text[at : m.start()])
+        out.append(text[m.start() : m.end()].replace(".", "\x00"))
+        at = m.end()
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=_TEXT_MEMO)
@@ -387,13 +403,16 @@ def _items(part: str) -> list[str]:
         cuts = [0, *(m.start() for m in numbers), len(part)]
         items = [part[a:b] for a, b in itertools.pairwise(cuts)]
         return [_INLINE_NUMBER.sub("", it, count=1).strip(" ,;") for it in items]
-    head = _LIST_HEAD.match(part)
+    ascii_ = part.isascii()
+    head = (_LIST_HEAD_LOWER if ascii_ else _LIST_HEAD).match(part.lower() if ascii_ else part)
     if head is None:
         return [part]
-    rest = [it for it in _LIST_COMMA.split(head.group("rest")) if it.strip()]
+    rest = [
+        it for it in _LIST_COMMA.split(part[head.start("rest") : head.end("rest")]) if it.strip()
+    ]
     if len(rest) < 2:
         return [part]
-    return [head.group("head"), *rest]
+    return [part[head.start("head") : head.end("head")], *rest]
 
 
 @functools.lru_cache(maxsize=_TEXT_MEMO)

