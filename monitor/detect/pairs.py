@@ -131,11 +131,14 @@ class _Index(NamedTuple):
 
 
 _INDEX_MEMO: Final = 8192
-_indexes: dict[tuple[str, tuple[str, ...]], _Index] = {}
+#: Keyed by everything the index reads: two units with the same words but another salience
+#: ("collect" in backticks or not) index differently, and a memo that mixed them would make a
+#: pair's features depend on what was read before it, so a replay and a stream could differ.
+_indexes: dict[tuple[str, tuple[str, ...], tuple[int, ...]], _Index] = {}
 
 
 def _index(u: Unit) -> _Index:
-    memo_key = (u.norm, u.stems)
+    memo_key = (u.norm, u.stems, u.weights)
     found = _indexes.get(memo_key)
     if found is not None:
         return found

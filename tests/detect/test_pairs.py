@@ -140,3 +140,17 @@ def test_remembered_covers_give_what_a_fresh_reading_gives(said: list[str], lead
         pairs._covers.clear()
         fresh.append((features(e, u, later.cues, 0), changes_value(e, u, later.cues)))
     assert memo == fresh
+
+
+def test_a_pairs_features_do_not_depend_on_what_was_read_before() -> None:
+    named, plain = unit("keep Main green"), unit("keep main green")
+    assert (named.norm, named.stems) == (plain.norm, plain.stems) and named.weights != plain.weights
+    m = read("keep main blue")
+    later = m.units[0]
+    pairs._indexes.clear()
+    pairs._covers.clear()
+    fresh = features(later, plain, m.cues, 0)
+    pairs._indexes.clear()
+    pairs._covers.clear()
+    features(later, named, m.cues, 0)  # the capitalised name is indexed first
+    assert features(later, plain, m.cues, 0) == fresh
