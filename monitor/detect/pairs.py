@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from monitor.detect.lang import units as un
+from monitor.detect.lang.normalise import stem
 from monitor.detect.lang.units import Cues, Unit
 
 #: Weight of a word by salience class (GENERIC .. VALUE) when measuring coverage.
@@ -93,13 +94,31 @@ FEATURES: Final[tuple[str, ...]] = (
 N_FEATURES: Final = len(FEATURES)
 
 
+def _swapped_letters(a: str, b: str) -> bool:
+    """Two neighbouring letters after the first typed in the wrong order ("wrod")."""
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return (
+        len(diff) == 2
+        and diff[0] > 0
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and a[diff[1]] == b[diff[0]]
+    )
+
+
 def _typo(a: str, b: str) -> bool:
-    """A slip of the keyboard: one edit in a word of up to eight letters, two in a longer one."""
-    if len(a) < _MIN_TYPO or len(b) < _MIN_TYPO or not (a.isalpha() and b.isalpha()):
+    """A slip of the keyboard: one edit in a word of up to eight letters, two in a longer one.
+    Two neighbouring letters typed in the wrong order are one slip, not two ("recieve"), so
+    edits are counted with transpositions (optimal string alignment). A four-letter word
+    takes a swap of two letters after its first only: any other edit of one makes another word
+    too often ("cost" / "cast")."""
+    if not (a.isalpha() and b.isalpha()):
         return False
+    if len(a) < _MIN_TYPO or len(b) < _MIN_TYPO:
+        return len(a) == len(b) == _MIN_TYPO - 1 and _swapped_letters(a, b)
     if abs(len(a) - len(b)) > 2:
         return False
-    return Levenshtein.distance(a, b, score_cutoff=2) <= (1 if max(len(a), len(b)) <= 8 else 2)
+    return OSA.distance(a, b, score_cutoff=2) <= (1 if max(len(a), len(b)) <= 8 else 2)
 
 
 class _Index(NamedTuple):
@@ -165,11 +184,12 @@ def _index(u: Unit) -> _Index:
         by_head={h: tuple(v) for h, v in by_head.items()},
         by_initial={h: tuple(v) for h, v in by_initial.items()},
         basenames=frozenset(
-            seg
+            form
             for st in u.stems
             if "/" in st and "/" in st.strip("/")
             for seg in st.split("/")
             if len(seg) >= _MIN_SEGMENT and not seg.endswith(":")
+            for form in (seg, stem(seg))
         ),
         parts=frozenset(
             p
@@ -201,6 +221,8 @@ def _credit(s: str, k: str, weight: int, other: _Index) -> float:
         return EXACT
     if k in other.keys or s in other.joined:
         return CONCEPT
+    if "-" in s and s.replace("-", "") in other.stems:
+        return CONCEPT  # "e-mail" ~ "email"
     if "/" in s and "/" in s.strip("/") and s.rsplit("/", 1)[1] in other.stems:
         return CONCEPT  # a path and its file name
     if s in other.basenames or s in other.parts:
@@ -213,7 +235,7 @@ def _credit(s: str, k: str, weight: int, other: _Index) -> float:
         for o in other.by_head.get(s[: un.HEAD], ()):
             if o.startswith(s) or s.startswith(o):
                 return CONCEPT  # "prod" ~ "production", "config" ~ "configuration"
-    if weight <= un.PLAIN and len(s) >= _MIN_TYPO:  # names and values are exact: no typos
+    if weight <= un.PLAIN and len(s) >= _MIN_TYPO - 1:  # names and values are exact: no typos
         for o in other.by_initial.get(s[:1], ()):
             if _typo(s, o):
                 return TYPO

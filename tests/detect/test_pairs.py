@@ -46,6 +46,19 @@ def test_a_name_inside_a_path_or_a_compound_is_matched() -> None:
     assert _x("owner-review stays on", "keep the owner review on")["cov_e"] > 0.4
 
 
+def test_slips_of_the_keyboard_and_hyphens_are_the_same_words() -> None:
+    for later in (
+        "attach the signed invocie to every expense report",  # two letters swapped
+        "attach the signed invoice to every expense rpeort",
+        "atach the signed invoice to every expense report",
+    ):
+        x = _x("Attach the signed invoice to every expense report", later)
+        assert x["cov_e"] > 0.85 and x["values_changed"] == 0.0, later
+    assert _x("Sort the list by date", "sort the lsit by date")["cov_e"] > 0.85
+    assert _x("Sort the cost column", "sort the cast column")["cov_e"] < 0.85  # another word
+    assert _x("Send the e-mails on Monday", "send the emails on monday")["cov_e"] > 0.85
+
+
 def test_changed_values_and_swapped_roles_are_seen() -> None:
     assert _x("use port 8080", "use port 9090")["number_changed"] == 1.0
     assert (

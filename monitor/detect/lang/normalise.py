@@ -58,6 +58,11 @@ _NUMBER_ABBREVIATION: Final = re.compile(
     re.IGNORECASE,
 )
 _CODE_SHAPE: Final = re.compile(r"[\d_/.#@\\]|[a-z][A-Z]")
+#: A number in digits with its scale in words: "2 million" is "2m", as "2M" is read.
+_SCALED: Final = re.compile(r"\b(\d+(?:\.\d+)?)\s*(thousand|million|billion)\b", re.IGNORECASE)
+_SCALE_SUFFIX: Final = {"thousand": "k", "million": "m", "billion": "bn"}
+#: A decimal written without its leading zero: ".5" is "0.5".
+_BARE_DECIMAL: Final = re.compile(r"(?<![\w.])\.(?=\d)")
 
 #: Memo sizes: pure functions of a string; the bounds only cap memory.
 _WORD_MEMO: Final = 32768
@@ -131,7 +136,8 @@ def _spelled(m: re.Match[str]) -> str:
 
 
 def normalise(text: str) -> str:
-    """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits."""
+    """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits,
+    a scale in words onto its number ("2 million" as "2m"), a leading zero on bare decimals."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     if "," in text:
@@ -140,6 +146,10 @@ def normalise(text: str) -> str:
         text = _SPELLED.sub(_spelled, text)
     if "per" in text or "pct" in text:
         text = _PERCENT.sub(r"\1%", text)
+    if "illion" in text or "housand" in text:
+        text = _SCALED.sub(lambda m: m.group(1) + _SCALE_SUFFIX[m.group(2).lower()], text)
+    if "." in text:
+        text = _BARE_DECIMAL.sub("0.", text)
     if "o." in text or "O." in text or "r." in text:
         text = _NUMBER_ABBREVIATION.sub(lambda m: f"{m.group(1) or ''} number".lstrip(), text)
     return text
@@ -258,7 +268,18 @@ def stem(word: str) -> str:
                 break
     if len(w) == 4 and w[-1] == "s" and w[-2] not in "siu" and w.isalpha() and w not in _FOUR_S:
         return w[:-1]  # "runs", "jobs", "logs" meet "run", "job", "log"
-    if len(w) <= 4 or not w.isalpha():
+    if len(w) <= 4:
+        return w
+    if not w.isalpha():
+        joined = w.replace("-", "")
+        if joined != w and joined.isalpha() and not w.startswith("-"):
+            # "e-mails" and "fine-tuned" inflect as "emails" and "finetuned" do: the stem of the
+            # word written as one, its hyphens kept, so the index's joined form meets both.
+            base = stem(joined)
+            for i, c in enumerate(w):
+                if c == "-" and i < len(base):
+                    base = base[:i] + "-" + base[i:]
+            return base
         return w
     for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if not w.endswith(suffix):

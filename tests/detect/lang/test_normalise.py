@@ -57,6 +57,19 @@ def test_urls_code_and_word_pairs_are_read_as_written() -> None:
     assert "src/app" in words("edit src/app/ only") and "db/seed.sql" in words("run db/seed.sql")
 
 
+def test_a_scale_in_words_and_a_bare_decimal_read_as_their_numbers() -> None:
+    assert value("3M") in [value(w) for w in words("a budget of 3 million")]
+    assert value("1.5k") in [value(w) for w in words("up to 1.5 thousand rows")]
+    assert "0.25" in words("round to the nearest .25") and "0.25" in words("round to 0.25")
+    assert "5" in words("the end.5 rows")  # a full stop between words is no decimal point
+
+
+def test_a_hyphenated_word_inflects_as_the_word_written_as_one() -> None:
+    assert stem("e-mails").replace("-", "") == stem("emails")
+    assert stem("re-running").replace("-", "") == stem("rerunning") == stem("rerun")
+    assert stem("state-of-the-art") == "state-of-the-art"
+
+
 def test_a_numbered_abbreviation_is_no_negation() -> None:
     assert "no" not in words("bump the version no. each round, see item No. 5")
     assert "no" in words("answer no")
