@@ -429,12 +429,28 @@ def thin(e: Unit, l_: Unit) -> bool:
     """Whether the later span is too thin to restate the earlier one: a single plain word
     ("investigate") can name an instruction's topic but not the instruction, unless the
     instruction itself is one word of content ("No emojis"). A name or a value is specific
-    enough alone ("Stay on release/4.2")."""
+    enough alone ("Stay on release/4.2"). Likewise a span that shares one plain word of an
+    instruction of three or more ("write the plan" / "this plan is too long for the meeting")
+    names its topic, not the instruction."""
     if any(w >= un.NAME for w in l_.weights):
         return False
     content_l = sum(1 for w in l_.weights if w > un.GENERIC)
     content_e = sum(1 for w in e.weights if w > un.GENERIC)
-    return content_l < 2 and content_e >= 2
+    if content_l < 2 and content_e >= 2:
+        return True
+    if content_e < _TOPIC_ONLY or any(w >= un.NAME for w in e.weights):
+        return False
+    idx = _index(l_)
+    shared = sum(
+        1
+        for s, k, w in zip(e.stems, e.keys, e.weights, strict=True)
+        if w > un.GENERIC and _credit(s, k, w, idx)
+    )
+    return shared < 2
+
+
+#: Content words an instruction needs before one of them shared is its topic only.
+_TOPIC_ONLY: Final = 3
 
 
 def checks(l_: Unit, cues: Cues) -> bool:

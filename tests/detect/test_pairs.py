@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from monitor.detect import pairs
 from monitor.detect.lang.units import read, unit
-from monitor.detect.pairs import FEATURES, N_FEATURES, changes_value, features, opposite
+from monitor.detect.pairs import FEATURES, N_FEATURES, changes_value, features, opposite, thin
 
 #: Instructions written for these tests (imperatives of ordinary work in several domains).
 INSTRUCTIONS = [
@@ -57,6 +57,18 @@ def test_slips_of_the_keyboard_and_hyphens_are_the_same_words() -> None:
     assert _x("Sort the list by date", "sort the lsit by date")["cov_e"] > 0.85
     assert _x("Sort the cost column", "sort the cast column")["cov_e"] < 0.85  # another word
     assert _x("Send the e-mails on Monday", "send the emails on monday")["cov_e"] > 0.85
+
+
+def test_one_plain_word_shared_names_the_topic_not_the_instruction() -> None:
+    e = unit("Write the release plan for the mobile team")
+    assert thin(e, unit("this plan is far too long for the meeting"))
+    assert not thin(e, unit("write the release plan for them first"))
+    assert not thin(unit("Use the Orion bucket"), unit("the Orion bucket is full again"))
+
+
+def test_a_hedging_verb_is_no_content() -> None:
+    u = unit("I think we should archive the rows by date")
+    assert u.weights[u.stems.index("think")] == 0 < u.weights[u.stems.index("row")]
 
 
 def test_changed_values_and_swapped_roles_are_seen() -> None:

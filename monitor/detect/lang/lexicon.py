@@ -41,9 +41,11 @@ let lets get got gonna wanna gotta hey hi hello so well oh um uh hmm also maybe 
 """)
 
 #: Verbs nearly every instruction carries; they say little about *which* instruction it is.
+#: The verbs that hedge an instruction ("I think we should …") are among them.
 GENERIC_VERBS: Final = word_set("""
 keep use make set put get go stay remain leave give take want need do write run add have try
 ensure sure note always everything anything something stuff see look let start continue
+think feel guess believe suppose reckon
 """)
 
 #: Words that negate what follows in their clause.
