@@ -33,7 +33,7 @@ from monitor.detect import scorer as sc
 from monitor.detect.lang import units as un
 from monitor.detect.lang.normalise import normalise
 from monitor.detect.lang.quantities import other_value
-from monitor.detect.lang.segment import pieces
+from monitor.detect.lang.segment import pieces_of_normalised
 from monitor.detect.lang.units import Cues, Unit
 from monitor.detect.ledger import Item
 from monitor.detect.pairs import FEATURES, features, opposite
@@ -132,7 +132,7 @@ def read_summary(text: str) -> Summary:
     body = normalise(text)
     spans: list[str] = []
     label = ""
-    for s, _ in pieces(text):
+    for s, _ in pieces_of_normalised(body):
         if label:
             s, label = f"{label}: {s}", ""
         elif len(s.split()) <= LABEL_WORDS and _labels(body, s):
@@ -142,12 +142,12 @@ def read_summary(text: str) -> Summary:
     if label:
         spans.append(label)
     units = tuple(u for s in spans if (u := un.unit(s)).stems)
-    return Summary(
-        _flattened(body),
-        units,
-        tuple(un.heads(u) for u in units),
-        tuple(_line_of(body, u.text) for u in units),
-    )
+    lines: list[str] = []
+    at = 0  # the pieces come in order: each line is looked for from the last one found
+    for u in units:
+        line, at = _line_of(body, u.text, at)
+        lines.append(line)
+    return Summary(_flattened(body), units, tuple(un.heads(u) for u in units), tuple(lines))
 
 
 _LABEL_END: Final = re.compile(r"[*_`]{0,2}:")
@@ -163,13 +163,17 @@ def _labels(body: str, span: str) -> bool:
     return False
 
 
-def _line_of(body: str, span: str) -> str:
-    at = body.find(span.split(": ", 1)[-1][:40])
+def _line_of(body: str, span: str, since: int) -> tuple[str, int]:
+    """The line of ``body`` that holds ``span`` (looked for from ``since`` first), and where."""
+    needle = span.split(": ", 1)[-1][:40]
+    at = body.find(needle, since)
     if at < 0:
-        return span
+        at = body.find(needle)
+        if at < 0:
+            return span, since
     start = body.rfind("\n", 0, at) + 1
     end = body.find("\n", at)
-    return body[start : end if end >= 0 else len(body)]
+    return body[start : end if end >= 0 else len(body)], at
 
 
 _NEGATED_BEFORE: Final = re.compile(

@@ -358,8 +358,13 @@ def sentences(text: str) -> tuple[str, ...]:
 def pieces(text: str) -> tuple[tuple[str, bool], ...]:
     """``sentences`` with, for each, whether the sentence it was cut from asks a question
     ("Rule 3, no gradients - does that cover print too?")."""
+    return pieces_of_normalised(normalise(text))
+
+
+def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
+    """``pieces`` of a text already through ``normalise`` (a long summary is normalised once
+    for its pieces and its flat form)."""
     out: list[tuple[str, bool]] = []
-    body = normalise(text)
     if _DOTTED_NUMBER.search(body):
         body = "\n".join(_numbered_inline(line) for line in body.split("\n"))
     for part in _SENTENCE_END.split(_protect(body)):
