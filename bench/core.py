@@ -31,6 +31,8 @@ from monitor.detect import DetectConfig, step
 from monitor.detect.session import SessionState
 from monitor.events import decode
 
+#: The core's share of the msgspec decode floor aimed at (issue 20; 1/3 before it).
+TARGET_RATIO = 0.08
 TOOLS = ["Read", "Bash", "Grep", "Edit", "Glob", "WebFetch"]
 SENTENCES = [
     "Never modify anything under /repo/{m}/migrations.",
@@ -180,7 +182,7 @@ def main() -> None:
         "floor_events_per_s": round(floor_eps),
         "core_events_per_s": round(core_eps),
         "ratio": round(core_eps / floor_eps, 3),
-        "target_ratio": round(1 / 3, 3),
+        "target_ratio": TARGET_RATIO,
         "generate_s": round(gen_s, 1),
         "python": platform.python_version(),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
@@ -195,7 +197,7 @@ def main() -> None:
     print(f"{'':28}{'events/s':>14}")
     print(f"{'floor: msgspec decode':28}{floor_eps:>14,.0f}")
     print(f"{'core: decode + detect':28}{core_eps:>14,.0f}")
-    print(f"ratio core/floor {core_eps / floor_eps:.3f} (target >= 0.333)")
+    print(f"ratio core/floor {core_eps / floor_eps:.3f} (target >= {TARGET_RATIO})")
     if args.by_kind:
         print(f"\n{'kind':20}{'events':>10}{'of events':>11}{'us/event':>10}{'of time':>9}")
         for kind, row in result["by_kind"].items():
