@@ -107,7 +107,10 @@ def binds(u: Unit) -> bool:
         return False
     if u.form & un.WANT and not (u.polarity or any(k in _RULE_KEYS for k in u.keys)):
         return False  # "I need a parity checker", "I need to ask legal": the task, asked once
-    if u.form & _BINDING and (u.form & (un.NEGATED_START | un.DIRECTED) or _obliges(u.norm)):
+    if u.form & _BINDING and (
+        u.form & (un.NEGATED_START | un.DIRECTED)
+        or un.obliges(u.norm.split(), u.norm, please=False)
+    ):
         return True
     if u.polarity or u.polarity_loose:
         return True
@@ -159,16 +162,6 @@ def _measures(norm: str, value: str) -> bool:
     if after and after[0][:1].isalpha():
         return True
     return bool(before) and (before[-1] in _SETTING or before[-1][:1] in "$€£")
-
-
-def _obliges(norm: str) -> bool:
-    """An obligation beyond politeness: "please" asks once ("Fix it please", "Please review
-    the draft"); "must", "always", "make sure" bind."""
-    return (
-        "make sure" in norm
-        or "have to" in norm
-        or any(w in lx.OBLIGATION and w != "please" for w in norm.split())
-    )
 
 
 # --- commitments ------------------------------------------------------------------------------
@@ -459,14 +452,6 @@ change bump raise lower increase decrease reduce set make switch move extend sho
 """)
 
 
-def _opening_verb(norm: str) -> str:
-    """The first word of a sentence past its fillers and conjunctions ("and bump it" bumps)."""
-    for w in norm.split():
-        if w not in lx.FILLERS:
-            return w
-    return ""
-
-
 def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]]:
     """(item id, sentence) for each constraint a user message revises in so many words: a
     sentence that announces a change ("actually", "instead", "make it", "switch to", "forget
@@ -488,7 +473,7 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
         announced = bool(
             lx.UPDATE.search(s.text)
             or _MAKE_IT.search(s.text)
-            or (s.form & un.IMPERATIVE and _opening_verb(s.norm) in _RESETTING)
+            or (s.form & un.IMPERATIVE and un.opening(s.norm.split()) in _RESETTING)
         )
         best: tuple[tuple[float, float], str] | None = None
         for it in constraints:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -364,10 +365,32 @@ def _split_particle(ws: list[str], i: int) -> int:
 _CONTRAST_NOT: Final = re.compile(r"(,|\band)\s*not\b|\bnot\b(?=[^,.;!?]+?\s+but\b)", re.I)
 
 
+def spoken(ws: Sequence[str]) -> list[str]:
+    """A span's words past its fillers ("also", "please", "ok so"): its first is the verb an
+    instruction opens with. All of them when every word is one."""
+    return [w for w in ws if w not in lx.FILLERS] or list(ws)
+
+
+def opening(ws: Sequence[str]) -> str:
+    """The word a span opens with past its fillers ("" for no words)."""
+    body = spoken(ws)
+    return body[0] if body else ""
+
+
+def obliges(ws: Sequence[str], text: str, please: bool = True) -> bool:
+    """Whether words oblige: an obligation word ("must", "always", "should"), "make sure" or
+    "have to" in ``text``. With ``please=False`` a "please" alone does not: it asks once."""
+    return (
+        "make sure" in text
+        or "have to" in text
+        or any(w in lx.OBLIGATION and (please or w != "please") for w in ws)
+    )
+
+
 def _form(ws: tuple[str, ...], text: str) -> int:
     if not ws:
         return 0
-    body = [w for w in ws if w not in lx.FILLERS] or list(ws)
+    body = spoken(ws)
     first = body[0]
     second = body[1] if len(body) > 1 else ""
     joined = " ".join(body)
@@ -431,7 +454,7 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= IMPERATIVE  # "always set --mem", "unfreeze the encoder" tell as a verb does
     if first in lx.NEGATORS or (first == "do" and second == "not"):
         form |= NEGATED_START
-    if any(w in lx.OBLIGATION for w in ws) or "make sure" in joined or "have to" in joined:
+    if obliges(ws, joined):
         form |= OBLIGATION
     if first in ("i", "we", "my", "our"):
         form |= FIRST_PERSON
