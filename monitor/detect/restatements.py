@@ -177,7 +177,11 @@ def candidates(
 def overlap(e: Unit, l_: Unit) -> float:
     """How much two spans share by their look-up keys alone (cheap): the share of the smaller
     side's keys, plus half the share of the larger's. Orders candidates for scoring."""
-    he, hl = un.heads(e), un.heads(l_)
+    return _overlap_of(un.heads(e), un.heads(l_))
+
+
+def _overlap_of(he: frozenset[str], hl: frozenset[str]) -> float:
+    """``overlap`` of two spans' look-up keys, read once by the caller."""
     shared = len(he & hl)
     small, large = (len(he), len(hl)) if len(he) <= len(hl) else (len(hl), len(he))
     return shared / small + 0.5 * shared / large if small else 0.0
@@ -218,13 +222,10 @@ def scored(
         if eh.isdisjoint(every) or ins.unit.norm in seen:
             continue
         seen.add(ins.unit.norm)
-        ne = len(eh)
         for u, kind, uh in rows:
             if eh.isdisjoint(uh):
                 continue
-            shared, nl = len(eh & uh), len(uh)
-            small, large = (ne, nl) if ne <= nl else (nl, ne)
-            o = shared / small + 0.5 * shared / large  # ``overlap``: both share a key
+            o = _overlap_of(eh, uh)
             if o >= MIN_OVERLAP:
                 found.append((o, n, (ins, u, kind)))
             n += 1
