@@ -414,7 +414,9 @@ def assistant_items(text: str, turn: int) -> Iterator[Item]:
         if said:
             yield _new("commitment", turn, "assistant", said)
     for r in references(body, "assistant"):
-        # Branches, tickets, URLs: not every file the agent touched.
+        # An older filter than ``references``' own reading of the agent: it keeps slashed or
+        # hyphenated names without a file extension, so the files the agent made and a bare
+        # "PR #58" are still dropped here (left as measured; see issue 17's note).
         if ("/" in r or "-" in r) and not r.lower().endswith(tuple(f".{e}" for e in _EXTENSIONS)):
             yield _new("reference", turn, "assistant", r)
 
