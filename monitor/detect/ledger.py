@@ -272,7 +272,7 @@ _PATH: Final = re.compile(r"(?<![\w/.:-])(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:[a-z]
 _NUMBERED: Final = re.compile(r"\b(?:PR|MR|pull request|issue|ticket)\s*#\d+", re.IGNORECASE)
 #: A pull request, issue or ticket the agent opened ("opened draft PR #58", "filed OPS-12").
 _OPENED: Final = re.compile(
-    r"\b(?:opened|created|filed|raised|submitted)\s+(?:(?:a|an|the|draft|docs?|new)\s+)*"
+    r"\b(?:opened|created|filed|raised|submitted)\s+(?:(?:a|an|the|draft|docs?|new|it|as)\s+)*"
     rf"((?:PR|MR|pull request|issue|ticket)\s*#\d+|(?-i:{TICKET.pattern}))",
     re.IGNORECASE,
 )
@@ -286,11 +286,13 @@ _MADE: Final = re.compile(
     r"((?:[\w.-]+/)+[\w.-]*)",
     re.IGNORECASE,
 )
-#: A name with a version; the name is not a function word ("for v5" names nothing).
+#: A name with a version; the name is not a function word ("for v5", "until v3" name
+#: nothing) and does not end a sentence ("… to 9.0.2. v9 has …").
 _VERSIONED: Final = re.compile(
     r"\b(?!(?:a|an|the|for|in|on|at|to|of|by|from|with|into|onto|than|vs|and|or|is|are|was|"
-    r"be|as|our|their|its|this|that|new|old|next|last)\s)"
-    r"[\w.-]+\s+(?:rev(?:ision)?|v|version)\s*\.?\s*\d+(?:\.\d+)*\b",
+    r"be|as|our|their|its|this|that|new|old|next|last|under|until|till|since|after|before|"
+    r"over|now|then|still|also|just|only|per|via|up|down|back|out|it|it's|s)\s)"
+    r"[\w.-]*\w\s+(?:rev(?:ision)?|v|version)\s*\.?\s*\d+(?:\.\d+)*\b",
     re.IGNORECASE,
 )
 _EXTENSIONS: Final = lx.word_set("""
@@ -414,11 +416,7 @@ def assistant_items(text: str, turn: int) -> Iterator[Item]:
         if said:
             yield _new("commitment", turn, "assistant", said)
     for r in references(body, "assistant"):
-        # An older filter than ``references``' own reading of the agent: it keeps slashed or
-        # hyphenated names without a file extension, so the files the agent made and a bare
-        # "PR #58" are still dropped here (left as measured; see issue 17's note).
-        if ("/" in r or "-" in r) and not r.lower().endswith(tuple(f".{e}" for e in _EXTENSIONS)):
-            yield _new("reference", turn, "assistant", r)
+        yield _new("reference", turn, "assistant", r)
 
 
 def add(ledger: Ledger, new: Sequence[Item]) -> Ledger:

@@ -237,6 +237,27 @@ def test_the_agent_names_what_it_made_not_what_it_read() -> None:
     ]
 
 
+def test_what_the_agent_made_becomes_an_item() -> None:
+    said = "Exported `out/q4/totals.csv`, and I opened it as draft PR #314 for review."
+    got = [(i.cls, i.literal) for i in lg.assistant_items(said, 3)]
+    assert ("reference", "PR #314") in got
+    assert ("reference", "out/q4/totals.csv") in got
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Keep it under v4 until the freeze.",
+        "The spec is now v2 for everyone.",
+        "Pinned 3.1.4. v5 breaks the loader.",
+        "Thanks, Priya. Rev 6 goes out today.",
+        "Hold the API until v3 ships.",
+    ],
+)
+def test_a_version_after_a_function_word_or_a_full_stop_names_nothing(text: str) -> None:
+    assert lg.references(text, "user") == []
+
+
 def test_the_ledger_reads_rules_promises_and_names() -> None:
     from monitor.detect.restatements import remembered
 
