@@ -433,7 +433,17 @@ def add(ledger: Ledger, new: Sequence[Item]) -> Ledger:
 #: A revision that takes an item out altogether.
 _REVOKE: Final = re.compile(
     r"\b(?:forget|ignore|never ?mind|drop the|no longer|don't worry about|do not worry about|"
-    r"no need|scrap|you can skip|doesn't matter|does not matter|not needed|cancel)\b",
+    r"no need|scrap|ditch|you can skip|doesn't matter|does not matter|not needed|cancel)\b",
+    re.IGNORECASE,
+)
+#: A rule revoked by a short name ("forget the Spanish rule", "scrap the failed-attempt
+#: logging I asked for"): the name, which shares too little of the rule to pass for it by
+#: overlap, ends before a word for a rule, a clause's end or the speaker's aside.
+_REVOKED_NAME: Final = re.compile(
+    r"\b(?:forget|ignore|never ?mind|drop|scrap|ditch|cancel)\s+(?:about\s+)?"
+    r"(?:the|that|my|our|this|those|these)\s+([\w' -]{2,60}?)"
+    r"(?=\s+(?:rules?|requirements?|constraints?|instructions?|requests?|ideas?|parts?|bits?|"
+    r"things?)\b|\s*[,.;:!?]|\s+(?:i|we|you)\b|\s*$)",
     re.IGNORECASE,
 )
 
@@ -470,6 +480,11 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
     for s in sentences:
         if s.form & (un.QUESTION | un.IN_QUESTION | un.REPORT):
             continue  # asking about a rule, or reporting what someone said, changes nothing
+        named = _named_revoked(s.text, [i for i in constraints if i.id not in taken])
+        if named is not None:
+            taken.add(named)
+            out.append((named, s.text))
+            continue
         announced = bool(
             lx.UPDATE.search(s.text)
             or _MAKE_IT.search(s.text)
@@ -501,6 +516,27 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
             taken.add(best[1])
             out.append((best[1], s.text))
     return out
+
+
+def _named_revoked(sentence: str, constraints: Sequence[Item]) -> str | None:
+    """The constraint a sentence revokes by a short name: every word of the name (hyphened
+    parts apart) among the rule's words; the one sharing most with the sentence when several
+    do."""
+    m = _REVOKED_NAME.search(sentence)
+    if m is None:
+        return None
+    name = un.unit(m.group(1).replace("-", " "))
+    words = set(name.keys) | set(name.stems)
+    if not name.keys:
+        return None
+    best: tuple[float, str] | None = None
+    for it in constraints:
+        held = set(it.current.keys) | set(it.current.stems)
+        if all(k in held or st in held for k, st in zip(name.keys, name.stems, strict=False)):
+            rank = len(words & held) / len(words)
+            if best is None or rank > best[0]:
+                best = (rank, it.id)
+    return best[1] if best else None
 
 
 def revise(ledger: Ledger, item_id_: str, turn: int, span: str) -> Ledger:

@@ -54,7 +54,7 @@ ALIGNED_NEGATED_L: Final = 0.75
 #: How much of an item a sentence giving one of its numbers another value must cover.
 ALIGNED_CHANGED: Final = 0.25
 #: How much of an open question a sentence reporting a decision must cover.
-ALIGNED_SETTLED: Final = 0.3
+ALIGNED_SETTLED: Final = 0.25
 #: Characters of a summary read (longer summaries are cut).
 MAX_SUMMARY_CHARS: Final = 65_536
 #: A summary sentence carries no message cues.
@@ -75,12 +75,13 @@ _SPACE: Final = re.compile(r"\s+")
 #: A decision reported, and the words that say a matter is still open despite one.
 _SETTLED: Final = re.compile(
     r"\b(?:decided|decision made|agreed|confirmed|settled|chose|chosen|signed off|approved|"
-    r"adopted|went with|picked|opted|resolved)\b",
+    r"adopted|went with|picked|opted|resolved|going with|stays|kept as|left as|ruled out|"
+    r"rejected|not being)\b",
     re.IGNORECASE,
 )
 _STILL_OPEN: Final = re.compile(
     r"\b(?:whether|waiting|waits|pending|open|undecided|tbd|to be decided|not yet|unresolved|"
-    r"vs\.?|or)\b|\?",
+    r"vs\.?|or|whatever|asking|ask|to check|checking)\b|\?",
     re.IGNORECASE,
 )
 _VERSION: Final = re.compile(r"\b(?:rev(?:ision)?|v|version)\s*\.?\s*(\d+(?:\.\d+)*)", re.I)

@@ -128,6 +128,35 @@ def test_an_open_question_reported_as_decided_is_inverted() -> None:
     assert check(q, still).verdict == "supported"
 
 
+def test_a_question_reported_kept_or_going_one_way_is_decided_unless_still_asked() -> None:
+    text = "Should we also archive the audit tables after the move?"
+    q = lg.Item(
+        lg.item_id("open_question", 3, text), "open_question", 3, "user", text, un.unit(text)
+    )
+    for said in (
+        "Audit tables: going with no archive; the move leaves them in place.",
+        "The audit tables stay live after the move; archiving them was ruled out.",
+    ):
+        assert check(q, read_summary(said)).reason == "settled", said
+    asking = read_summary("The user is asking the DBA whether the audit tables get archived.")
+    assert check(q, asking).verdict != "contradicted"
+    later = read_summary("After the move, archive the audit tables per whatever is decided.")
+    assert check(q, later).verdict != "contradicted"
+
+
+def test_a_rule_revoked_by_a_short_name_goes() -> None:
+    rule = _item(
+        "Every chart in the quarterly deck must use the colour-blind safe palette from the "
+        "brand kit, with a label on each bar."
+    )
+    other = _item("Keep the appendix tables in landscape.")
+    ledger = lg.Ledger(items=(other, rule))
+    said = un.read("Good news: forget the palette rule, design owns it now.")
+    [(revoked, _)] = lg.revisions(ledger, said.sentences)
+    assert revoked == rule.id
+    assert lg.revisions(ledger, un.read("Forget the cover page, I'll do it.").sentences) == []
+
+
 def test_a_change_announced_revises_the_rule_it_is_about() -> None:
     rule = _item("Keep the abstract under 250 words.")
     other = _item("Cite with author-year references.")

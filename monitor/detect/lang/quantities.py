@@ -52,7 +52,7 @@ def _anchor(word: str) -> str | None:
     w = word.strip(_PUNCT)
     if w in _LETTER_UNITS:
         return w
-    if len(w) < 2 or not w.isalpha() or w in lx.STOPWORDS or _side(w):
+    if len(w) < 2 or not w.replace("_", "").isalpha() or w in lx.STOPWORDS or _side(w):
         return None
     return w[:-1] if w.endswith("s") and len(w) > 3 else w
 
@@ -73,6 +73,24 @@ def _bound(before: list[str]) -> int:
         if side:
             return -side if any(w in lx.NEGATORS for w in before[:i]) else side
     return 0
+
+
+#: Words that link a number to its subject ("max_runs stays at 1", "the cap is 3"): the
+#: anchor is the word before them.
+_LINKS: Final = frozenset(
+    {"is", "are", "was", "were", "be", "stays", "stay", "remains", "remain", "at", "="}
+)
+#: Link words skipped before a number ("stays at").
+_LINK_REACH: Final = 2
+
+
+def _before(words: list[str], i: int) -> int:
+    """Where the word a number at ``i`` measures stands before it: just before, or before the
+    link words between them."""
+    j = i - 1
+    while j >= 0 and i - j <= _LINK_REACH and words[j] in _LINKS:
+        j -= 1
+    return j
 
 
 @functools.lru_cache(maxsize=4096)
@@ -96,7 +114,7 @@ def quantities(norm: str) -> tuple[Quantity, ...]:
         anchors = set()
         if unit and unit != "%":
             anchors.add(_anchor(unit) or unit)
-        for j in (i - 1, i + 1):
+        for j in (_before(words, i), i + 1):
             if 0 <= j < len(words) and (a := _anchor(words[j])):
                 anchors.add(a)
         kind = currency or ("%" if unit == "%" else "")

@@ -77,3 +77,11 @@ def test_a_value_set_anew_is_moved_whatever_the_bound(rule: str, n: int, m: int)
     assert moved(earlier, later) is (n != m)
     for aside in ASIDES:
         assert not moved(earlier, _norm(aside))
+
+
+@given(st.integers(1, 64), st.integers(1, 64))
+def test_a_number_linked_to_its_subject_measures_it(n: int, m: int) -> None:
+    earlier = _norm(f"And worker_pool_size stays at {n} on this host.")
+    later = _norm(f"To finish sooner worker_pool_size is {m} for the rebuild.")
+    assert other_value(earlier, later) is (n != m)
+    assert not other_value(earlier, _norm(f"The rebuild took {m + n} minutes."))
