@@ -92,6 +92,9 @@ _LIMIT: Final = re.compile(
     r"\b(?:under|below|at most|at least|no more than|no longer than|max(?:imum)?|min(?:imum)?|"
     r"within|exactly|identical|same|unchanged|untouched|nothing newer|nothing older|only)\b"
 )
+#: A rule over every instance: told ("Start every note with its ticket") or, "throughout",
+#: without a verb ("British spelling throughout"). The look-up keys leave these words out.
+_STANDING: Final = re.compile(r"\b(?:every|each|throughout|everywhere)\b")
 _ONE_OFF: Final = re.compile(r"\b(?:now|today|right away|first|next|then)\b")
 
 
@@ -115,6 +118,8 @@ def binds(u: Unit) -> bool:
     if u.polarity or u.polarity_loose:
         return True
     if any(k in _RULE_KEYS for k in u.keys) or u.rejected:
+        return True
+    if _STANDING.search(u.norm) and (u.form & un.IMPERATIVE or "throughout" in u.norm):
         return True
     if _ONE_OFF.search(u.norm):
         return False

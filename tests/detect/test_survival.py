@@ -266,6 +266,22 @@ def test_the_agent_names_what_it_made_not_what_it_read() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Start every changelog entry with the ticket number.", True),
+        ("Dates in ISO format throughout.", True),
+        ("Wrap each SQL keyword in upper case.", True),
+        ("Every test passed on the first run.", False),
+    ],
+)
+def test_a_rule_over_every_instance_binds(text: str, rule: bool) -> None:
+    from monitor.detect.restatements import remembered
+
+    got = list(lg.user_items(text, 0, list(remembered(un.read(text)))))
+    assert bool(got) is rule
+
+
 def test_what_the_agent_made_becomes_an_item() -> None:
     said = "Exported `out/q4/totals.csv`, and I opened it as draft PR #314 for review."
     got = [(i.cls, i.literal) for i in lg.assistant_items(said, 3)]
