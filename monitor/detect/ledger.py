@@ -380,6 +380,8 @@ def user_items(
         if u.text in revising or (sentence and (sentence in whole or sentence in revising)):
             continue
         if binds(u) and not _REVOKE.search(u.text):
+            if _changes_unread(u):
+                continue
             yield _new("constraint", turn, "user", u.text)
     for r in references(prose(text), "user"):
         yield _new("reference", turn, "user", r)
@@ -467,6 +469,39 @@ change bump raise lower increase decrease reduce set make switch move extend sho
 """)
 
 
+def announces(s: Unit) -> bool:
+    """Whether a user span announces a change ("actually", "instead", "make it", "bump the
+    threshold to 5%")."""
+    return bool(
+        lx.UPDATE.search(s.text)
+        or _MAKE_IT.search(s.text)
+        or (s.form & un.IMPERATIVE and un.opening(s.norm.split()) in _RESETTING)
+    )
+
+
+#: Verbs that presuppose the value they change ("bump the threshold to 5%"; "set", "make"
+#: and "cut" as often give a first value).
+_PRESUPPOSING: Final = lx.word_set("""
+change bump raise lower increase decrease reduce extend shorten
+""")
+#: What makes an announced change a standing rule of its own ("from now on, always …").
+_STANDING_NEW: Final = re.compile(r"\b(?:from now on|going forward|always|never|every)\b", re.I)
+
+
+def _changes_unread(u: Unit) -> bool:
+    """Whether a binding user span only changes a rule the ledger holds no item for ("Make it
+    9 months", "Actually, exact pins only for runtime deps", "bump the threshold to 5%"):
+    elliptical, it is a revision, not a rule a summary could state. A change that forbids or
+    says "from now on"/"always" is a rule of its own."""
+    if _STANDING_NEW.search(u.text) or u.polarity:
+        return False
+    return bool(
+        lx.UPDATE.search(u.text)
+        or _MAKE_IT.search(u.text)
+        or (u.form & un.IMPERATIVE and un.opening(u.norm.split()) in _PRESUPPOSING)
+    )
+
+
 def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]]:
     """(item id, sentence) for each constraint a user message revises in so many words: a
     sentence that announces a change ("actually", "instead", "make it", "switch to", "forget
@@ -490,11 +525,7 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
             taken.add(named)
             out.append((named, s.text))
             continue
-        announced = bool(
-            lx.UPDATE.search(s.text)
-            or _MAKE_IT.search(s.text)
-            or (s.form & un.IMPERATIVE and un.opening(s.norm.split()) in _RESETTING)
-        )
+        announced = announces(s)
         best: tuple[tuple[float, float], str] | None = None
         for it in constraints:
             if it.id in taken:

@@ -282,6 +282,24 @@ def test_a_rule_over_every_instance_binds(text: str, rule: bool) -> None:
     assert bool(got) is rule
 
 
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Make it 6 weeks, with a week's grace on request.", False),
+        ("Actually, signed builds only for the beta channel.", False),
+        ("Bump the retry budget to 8.", False),
+        ("Actually, never ship the debug symbols.", True),
+        ("From now on, always tag the release commit.", True),
+        ("Set the retry budget to 8 and keep the logs verbose.", True),
+    ],
+)
+def test_a_change_to_a_rule_not_held_is_no_rule_of_its_own(text: str, rule: bool) -> None:
+    from monitor.detect.restatements import remembered
+
+    got = list(lg.user_items(text, 0, list(remembered(un.read(text)))))
+    assert any(i.cls == "constraint" for i in got) is rule
+
+
 def test_what_the_agent_made_becomes_an_item() -> None:
     said = "Exported `out/q4/totals.csv`, and I opened it as draft PR #314 for review."
     got = [(i.cls, i.literal) for i in lg.assistant_items(said, 3)]
