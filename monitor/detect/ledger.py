@@ -518,9 +518,18 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
     out: list[tuple[str, str]] = []
     taken: set[str] = set()
     for s in sentences:
-        if s.form & (un.QUESTION | un.IN_QUESTION | un.REPORT):
-            continue  # asking about a rule, or reporting what someone said, changes nothing
-        named = _named_revoked(s.text, [i for i in constraints if i.id not in taken])
+        if s.form & (un.QUESTION | un.IN_QUESTION):
+            continue  # asking about a rule changes nothing
+        # A statement changes a rule only by giving its slot a new value ("the budget is now
+        # $6,500"); otherwise it reports what someone said or how things are.
+        stated = bool(s.form & un.REPORT)
+        if stated and (s.form & un.PAST or (_WAS.search(s.norm) and not _NOW.search(s.norm))):
+            continue  # "the timeout was 45 s last year" (but "it was 30, now 45")
+        named = (
+            None
+            if stated
+            else _named_revoked(s.text, [i for i in constraints if i.id not in taken])
+        )
         if named is not None:
             taken.add(named)
             out.append((named, s.text))
@@ -534,8 +543,11 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
             valued = other_value(it.current.norm, s.norm) or (
                 announced and moved(it.current.norm, s.norm)
             )
-            # What the sentence rejects is what the rule said ("argon2id instead of bcrypt").
-            rejects = not set(s.rejected).isdisjoint(it.current.keys)
+            if stated and not valued:
+                continue
+            # What the sentence rejects is what the rule said ("argon2id instead of bcrypt",
+            # "$39, not $45").
+            rejects = not {_bare(r) for r in s.rejected}.isdisjoint(map(_bare, it.current.keys))
             # About the constraint (enough shared) and changing it (announced, or a number
             # moved); or a number moved in the same slot under an announced change ("Use
             # 15 m instead"), or the rule's own word rejected, which share little else with it.
@@ -552,6 +564,15 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
             taken.add(best[1])
             out.append((best[1], s.text))
     return out
+
+
+_WAS: Final = re.compile(r"\b(?:was|were|used to|had been)\b")
+_NOW: Final = re.compile(r"\bnow\b")
+
+
+def _bare(word: str) -> str:
+    """A word without a currency sign: "$45" and the look-up key "45" name one value."""
+    return word.lstrip("$€£")
 
 
 def _named_revoked(sentence: str, constraints: Sequence[Item]) -> str | None:

@@ -246,13 +246,14 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
     best_same = (0.0, "")
     best_contra = (0.0, "", "")
     t_same, t_contra = model.model.threshold_same, model.model.threshold_contradicts
+    revised = _revision_stated(item, summary)
     for i in ranked:
         u = summary.units[i]
         x = features(current, u, _NO_CUES, un.SENTENCE)
         p_same, p_contra = model.probabilities(x)
         turned = opposite(current, u)
         line = summary.lines[i] if summary.lines else u.text
-        why = _contradiction(item, u, x, turned, p_same, model, line)
+        why = _contradiction(item, u, x, turned, p_same, model, line, revised)
         if why:
             p_same = 0.0
             p_contra = max(p_contra, t_contra)
@@ -278,6 +279,7 @@ def _contradiction(
     p_same: float,
     model: sc.Scorer,
     line: str = "",
+    revised: bool = False,
 ) -> Contradiction | None:
     """Why summary sentence ``u`` contradicts the item, when English says so plainly
     (``x``: the pair's features; ``turned``: ``pairs.opposite`` of the pair).
@@ -288,7 +290,9 @@ def _contradiction(
     * ``other_value``: one of its numbers given with another value in the same slot
       (``quantities.other_value``);
     * ``stale``: a revised item that the sentence states in its former form: nearer the
-      former wording than the current, not the current, and without the revision's own values;
+      former wording than the current, not the current, and without the revision's own values,
+      which no other sentence gives either (``revised``: "Price: $169, was $179" states the
+      revision, whatever a later line says of the old price);
     * ``settled``: an open question that the sentence reports as decided, in itself or in
       the line it was cut from (``line``).
 
@@ -301,7 +305,7 @@ def _contradiction(
     if changed and x[_COV_E] >= ALIGNED_CHANGED:
         return "other_value"
     former = item.unit if item.revised_unit is not None else None
-    if former is not None and p_same < model.model.threshold_same:
+    if former is not None and not revised and p_same < model.model.threshold_same:
         fresh = set(current.values) - set(former.values)
         if not fresh.intersection(u.values):
             xf = features(former, u, _NO_CUES, un.SENTENCE)
@@ -318,6 +322,15 @@ def _contradiction(
     ):
         return "settled"
     return None
+
+
+def _revision_stated(item: Item, summary: Summary) -> bool:
+    """Whether a summary sentence gives every value the revision brought ("make it 9 months"
+    for "6 months": a sentence with "9 months")."""
+    if item.revised_unit is None:
+        return False
+    fresh = set(item.revised_unit.values) - set(item.unit.values)
+    return bool(fresh) and any(fresh <= set(u.values) for u in summary.units)
 
 
 def check_all(items: Sequence[Item], text: str, model: sc.Scorer | None = None) -> list[Check]:

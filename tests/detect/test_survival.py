@@ -144,6 +144,36 @@ def test_a_question_reported_kept_or_going_one_way_is_decided_unless_still_asked
     assert check(q, later).verdict != "contradicted"
 
 
+@pytest.mark.parametrize(
+    ("rule", "said", "revises"),
+    [
+        ("Ticket price is $45.", "Ops just confirmed $39, not $45.", True),
+        ("Total budget $8,000.", "The budget is now $6,500 total.", True),
+        ("Keep the timeout at 30 seconds.", "The timeout is now 45 seconds.", True),
+        ("Keep the timeout at 30 seconds.", "The timeout was 45 seconds last year.", False),
+        ("Keep the timeout at 30 seconds.", "The build is slow today.", False),
+    ],
+)
+def test_a_statement_giving_a_rule_a_new_value_revises_it(
+    rule: str, said: str, revises: bool
+) -> None:
+    item = _item(rule)
+    got = lg.revisions(lg.Ledger(items=(item,)), un.read(said).sentences)
+    assert bool(got) is revises
+
+
+def test_a_revision_stated_in_the_summary_is_not_stale_for_an_old_value_elsewhere() -> None:
+    item = _item("Seat price is $45.")
+    item = lg.revise(lg.Ledger(items=(item,)), item.id, 9, "Ops just confirmed $39, not $45.")
+    revised = item.items[0]
+    summary = read_summary(
+        "- Seat price: $39 (ops correction; was $45).\n- Old banners still say $45, no fix yet."
+    )
+    assert check(revised, summary).verdict != "contradicted"
+    stale = read_summary("- Seat price: $45 on every banner.")
+    assert check(revised, stale).verdict == "contradicted"
+
+
 def test_a_rule_revoked_by_a_short_name_goes() -> None:
     rule = _item(
         "Every chart in the quarterly deck must use the colour-blind safe palette from the "

@@ -78,7 +78,7 @@ def _bound(before: list[str]) -> int:
 #: Words that link a number to its subject ("max_runs stays at 1", "the cap is 3"): the
 #: anchor is the word before them.
 _LINKS: Final = frozenset(
-    {"is", "are", "was", "were", "be", "stays", "stay", "remains", "remain", "at", "="}
+    {"is", "are", "was", "were", "be", "stays", "stay", "remains", "remain", "at", "now", "="}
 )
 #: Link words skipped before a number ("stays at").
 _LINK_REACH: Final = 2
