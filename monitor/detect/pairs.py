@@ -480,6 +480,12 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     _, _, _, _, _, missed_l = _cover(l_, e)
     old = {e.stems[i] for i in missed_e if e.weights[i] >= un.NAME}
     new = {l_.stems[i] for i in missed_l if l_.weights[i] >= un.NAME}
+    # One name written inside the other ("checkout v4" for "actions/checkout@v4") is kept.
+    old, new = _uncontained(old, new), _uncontained(new, old)
+    if old and new and numbers(e.norm) == numbers(l_.norm):
+        # "300dpi" and "300 dpi", "6 pm" and "18:00": the same numbers spelled otherwise.
+        old = {v for v in old if not any(c.isdigit() for c in v)}
+        new = {v for v in new if not any(c.isdigit() for c in v)}
     if any(any(c.isdigit() for c in v) for v in old) and any(
         any(c.isdigit() for c in v) for v in new
     ):
@@ -492,9 +498,58 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
         len(content_e) == 1
         and len(content_l) == 1
         and _same_frame(e.stems, content_e[0], l_.stems, content_l[0])
+        and not abbreviates(e.stems[content_e[0]], l_.stems[content_l[0]])
     ):
         return True
     return bool(cues.update) and bool(content_l) and bool(content_e)
+
+
+_NUMBER: Final = re.compile(r"\d+(?:\.\d+)?|\.\d+")
+_CLOCK: Final = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?m\b\.?")
+
+
+def _clock24(m: re.Match[str]) -> str:
+    hour = int(m.group(1)) % 12 + (12 if m.group(3) == "p" else 0)
+    return f"{hour}:{m.group(2) or '00'}"
+
+
+@functools.lru_cache(maxsize=4096)
+def numbers(norm: str) -> frozenset[float]:
+    """The numbers a normalised span gives, whatever their spelling: "300dpi" and "300 dpi",
+    "0.50" and ".50", "6 pm" and "18:00"."""
+    return frozenset(float(n) for n in _NUMBER.findall(_CLOCK.sub(_clock24, norm)))
+
+
+#: A name's parts: its words and numbers ("actions/checkout@v4": actions, checkout, v, 4;
+#: "300dpi": 300, dpi).
+_PARTS: Final = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+
+
+def _uncontained(mine: set[str], theirs: set[str]) -> set[str]:
+    """``mine`` without the names whose parts hold all of one of ``theirs``' ("checkout v4" is
+    in "actions/checkout@v4") or are all held by one ("v4" in it)."""
+    if not mine or not theirs:
+        return mine
+    split = [frozenset(_PARTS.findall(t)) for t in theirs]
+    out = set()
+    for n in mine:
+        parts = frozenset(_PARTS.findall(n))
+        if not any(p and (p <= parts or parts <= p) for p in split):
+            out.add(n)
+    return out
+
+
+def abbreviates(a: str, b: str) -> bool:
+    """Whether the shorter word is an abbreviation of the longer: the same first letter, and
+    its letters in order in the longer, two or more fewer ("col"/"column", "qts"/"quart",
+    "stmt"/"statement")."""
+    short, long_ = sorted((a, b), key=len)
+    if len(short) > 2 and short.endswith("s") and not long_.endswith("s"):
+        short = short[:-1]  # "qts" for "quart" (stems are singular)
+    if len(short) < 2 or len(long_) - len(short) < 2 or short[0] != long_[0]:
+        return False
+    it = iter(long_)
+    return all(c in it for c in short)
 
 
 def _clashes(e: Unit, l_: Unit) -> int:

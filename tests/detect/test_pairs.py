@@ -179,3 +179,35 @@ def test_a_pairs_features_do_not_depend_on_what_was_read_before() -> None:
     pairs._covers.clear()
     features(later, named, m.cues, 0)  # the capitalised name is indexed first
     assert features(later, plain, m.cues, 0) == fresh
+
+
+def _changes(earlier: str, later: str) -> bool:
+    return changes_value(unit(earlier), unit(later), read(later).cues)
+
+
+def test_one_value_spelled_two_ways_is_no_change() -> None:
+    assert not _changes(
+        "Export every chart at 600 dpi and keep each file under 4 MB.",
+        "export every chart at 600dpi, keep each file under 4MB",
+    )
+    assert not _changes(
+        "Post the digest every Friday at 5 pm.", "Post the digest every Friday at 17:00."
+    )
+    assert not _changes(
+        "Round the totals to the nearest 0.25.", "round the totals to the nearest .25"
+    )
+    assert not _changes(
+        "Pin actions/setup-node@v4 in every workflow.", "pin setup-node v4 in every workflow"
+    )
+    assert not _changes(
+        "Log the fuel in gallons on every leg.", "log the fuel in gals on every leg"
+    )
+
+
+@given(st.integers(2, 900), st.integers(2, 900))
+def test_another_number_is_still_a_change(n: int, m: int) -> None:
+    earlier = f"Export every chart at {n} dpi for the printer."
+    assert _changes(earlier, f"export every chart at {m}dpi for the printer") is (n != m)
+    assert _changes(
+        "Post the digest every Friday at 5 pm.", "Post the digest every Friday at 16:00."
+    )
