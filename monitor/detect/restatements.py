@@ -24,6 +24,7 @@ scorer that reads word overlap, and this skips most of the history with one set 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Final, NamedTuple
 
@@ -98,6 +99,26 @@ class MessageVerdict(msgspec.Struct, frozen=True):
     contradicted: tuple[Judged, ...] = ()
 
 
+#: A heading's opening ("For the budget report", "Rules for the payroll DAG", "About the
+#: licence"): what follows it is the instruction.
+_TOPIC: Final = re.compile(
+    r"^(?:(?:some |a few |few |the |my |our |house |ground )*rules (?:for|on|about)|for|about|"
+    r"regarding|re|as for|as to|concerning|with respect to)\b"
+)
+#: Words a heading has at most ("Rules for the nightly payroll DAG").
+_TOPIC_WORDS: Final = 7
+_TELLS: Final = un.IMPERATIVE | un.OBLIGATION | un.NEGATED_START | un.DIRECTED | un.WANT | un.POLITE
+
+
+def topic_only(u: Unit) -> bool:
+    """Whether a span only names the topic of what follows ("For the budget vs actual
+    report", "Rules for the payroll DAG"): it opens like a heading, tells nothing and turns
+    nothing. Such a span names no instruction to restate, nor restates one."""
+    if u.form & _TELLS or u.polarity or u.rejected or u.n_words > _TOPIC_WORDS:
+        return False
+    return _TOPIC.match(u.norm) is not None and "," not in u.text
+
+
 def instructs(u: Unit) -> bool:
     """Whether a span can be an instruction: not a question (a polite request is one), not a
     bare acknowledgement, not the user's own plan ("I'll merge it myself"), and it names
@@ -108,7 +129,7 @@ def instructs(u: Unit) -> bool:
         return False
     if u.form & un.OWN_PLAN and not u.form & (un.WANT | un.DIRECTED | un.OBLIGATION):
         return False
-    return any(w > un.GENERIC for w in u.weights)
+    return any(w > un.GENERIC for w in u.weights) and not topic_only(u)
 
 
 def remarks(u: Unit, cues: un.Cues) -> bool:
@@ -371,7 +392,11 @@ def _gated(
                 x,
                 r.turned,
                 not r.turned and r.changes_value(),
-                veto or thin(ins.unit, u) or checks(u, m.cues) or remarks(u, m.cues),
+                veto
+                or thin(ins.unit, u)
+                or checks(u, m.cues)
+                or remarks(u, m.cues)
+                or topic_only(u),
             ),
             r if plain else None,
         )

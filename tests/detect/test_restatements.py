@@ -7,6 +7,7 @@ quality tests (``test_restatement_quality.py``).
 from __future__ import annotations
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -221,3 +222,18 @@ def test_remembered_pair_readings_judge_as_fresh_ones(
         restatements.cache_clear()
         fresh.append(judge(history, text, 9, CFG))
     assert remembered == fresh
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["For the quarterly stock take", "Rules for the staging cluster", "About the loyalty mailer"],
+)
+def test_a_heading_names_no_instruction_and_restates_none(heading: str) -> None:
+    cfg = DetectConfig()
+    earlier = instructions_in(f"{heading}: count every shelf twice.", 0, cfg)
+    assert heading not in [i.text for i in earlier]
+    later = f"{heading.upper()}: ADD THE BACK ROOM TO THE LIST."
+    assert not find_restatements(instructions_in(heading, 0, cfg), later, 2, cfg)
+    # The heading's own instruction is still read, and still restated.
+    again = find_restatements(earlier, f"{heading}: count every shelf twice, please.", 2, cfg)
+    assert again
