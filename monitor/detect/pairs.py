@@ -482,7 +482,7 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     new = {l_.stems[i] for i in missed_l if l_.weights[i] >= un.NAME}
     # One name written inside the other ("checkout v4" for "actions/checkout@v4") is kept.
     old, new = _uncontained(old, new), _uncontained(new, old)
-    if old and new and numbers(e.norm) == numbers(l_.norm):
+    if old and new and numbers(e.text) == numbers(l_.text):
         # "300dpi" and "300 dpi", "6 pm" and "18:00": the same numbers spelled otherwise.
         old = {v for v in old if not any(c.isdigit() for c in v)}
         new = {v for v in new if not any(c.isdigit() for c in v)}
@@ -490,18 +490,41 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
         any(c.isdigit() for c in v) for v in new
     ):
         return True
-    if old and new:
+    if _same_kind(old, new):
         return True
-    content_e = [i for i in missed_e if e.weights[i] > un.GENERIC]
-    content_l = [i for i in missed_l if l_.weights[i] > un.GENERIC]
-    if (
-        len(content_e) == 1
-        and len(content_l) == 1
-        and _same_frame(e.stems, content_e[0], l_.stems, content_l[0])
-        and not abbreviates(e.stems[content_e[0]], l_.stems[content_l[0]])
-    ):
-        return True
+    content_e = [i for i in missed_e if e.weights[i] > un.GENERIC and e.stems[i] not in _MARKERS]
+    content_l = [i for i in missed_l if l_.weights[i] > un.GENERIC and l_.stems[i] not in _MARKERS]
+    if len(content_e) == 1 and len(content_l) == 1:
+        a, b = e.stems[content_e[0]], l_.stems[content_l[0]]
+        if abbreviates(a, b) or _typo(a, b) or _LEMMA.get(a, a) == _LEMMA.get(b, b):
+            return False  # one word, spelled otherwise ("col", "tabel", "goes")
+        if _same_frame(e.stems, content_e[0], l_.stems, content_l[0]):
+            return True
     return bool(cues.update) and bool(content_l) and bool(content_e)
+
+
+#: Words that mark a contrast or stress rather than name anything ("X rather than Y" is "X
+#: instead of Y"; "seriously, no more …").
+_MARKERS: Final = frozenset(
+    {"instead", "rather", "seriously", "really", "literally", "honestly", "again", "still"}
+)
+#: Forms of the commonest irregular verbs, which stemming leaves apart.
+_LEMMA: Final = {
+    **dict.fromkeys(("goes", "going", "went", "gone"), "go"),
+    **dict.fromkeys(("does", "doing", "did", "done"), "do"),
+    **dict.fromkeys(("has", "having", "had"), "have"),
+    **dict.fromkeys(("makes", "making", "made"), "make"),
+    **dict.fromkeys(("takes", "taking", "took", "taken"), "take"),
+    **dict.fromkeys(("gets", "getting", "got", "gotten"), "get"),
+}
+
+
+def _same_kind(old: set[str], new: set[str]) -> bool:
+    """Whether a name or value lost and one gained can fill one slot: both numbers or both
+    words ("seed 20240611" is not replaced by "CIs")."""
+    digits_old = {any(c.isdigit() for c in v) for v in old}
+    digits_new = {any(c.isdigit() for c in v) for v in new}
+    return bool(digits_old & digits_new)
 
 
 _NUMBER: Final = re.compile(r"\d+(?:\.\d+)?|\.\d+")
@@ -513,11 +536,16 @@ def _clock24(m: re.Match[str]) -> str:
     return f"{hour}:{m.group(2) or '00'}"
 
 
+_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
 @functools.lru_cache(maxsize=4096)
-def numbers(norm: str) -> frozenset[float]:
-    """The numbers a normalised span gives, whatever their spelling: "300dpi" and "300 dpi",
-    "0.50" and ".50", "6 pm" and "18:00"."""
-    return frozenset(float(n) for n in _NUMBER.findall(_CLOCK.sub(_clock24, norm)))
+def numbers(text: str) -> frozenset[float]:
+    """The numbers a span gives, whatever their spelling: "300dpi" and "300 dpi", "0.50" and
+    ".50", "6 pm" and "18:00", "TLSv1.2" and "TLS 1.2". Read off the text, which keeps a
+    version's point that the span's ``norm`` splits off."""
+    flat = _THOUSANDS.sub("", text.lower())
+    return frozenset(float(n) for n in _NUMBER.findall(_CLOCK.sub(_clock24, flat)))
 
 
 #: A name's parts: its words and numbers ("actions/checkout@v4": actions, checkout, v, 4;
@@ -540,12 +568,14 @@ def _uncontained(mine: set[str], theirs: set[str]) -> set[str]:
 
 
 def abbreviates(a: str, b: str) -> bool:
-    """Whether the shorter word is an abbreviation of the longer: the same first letter, and
-    its letters in order in the longer, two or more fewer ("col"/"column", "qts"/"quart",
-    "stmt"/"statement")."""
+    """Whether the shorter word is an abbreviation of the longer: its start, three letters or
+    more ("eur"/"euro"), or the same first letter and its letters in order in the longer, two
+    or more fewer ("col"/"column", "qts"/"quart", "stmt"/"statement")."""
     short, long_ = sorted((a, b), key=len)
     if len(short) > 2 and short.endswith("s") and not long_.endswith("s"):
         short = short[:-1]  # "qts" for "quart" (stems are singular)
+    if len(short) >= 3 and long_.startswith(short) and short != long_:
+        return True  # "eur" for "euro", "min" for "minimum"
     if len(short) < 2 or len(long_) - len(short) < 2 or short[0] != long_[0]:
         return False
     it = iter(long_)

@@ -211,3 +211,23 @@ def test_another_number_is_still_a_change(n: int, m: int) -> None:
     assert _changes(
         "Post the digest every Friday at 5 pm.", "Post the digest every Friday at 16:00."
     )
+
+
+def test_a_word_spelled_short_slipped_or_inflected_is_no_swap() -> None:
+    assert not _changes(
+        "Never drop the _synced_at column from the raw tables.",
+        "dont drop the _synced_at col from the raw tables",
+    )
+    assert not _changes(
+        "Quote all prices in EUR on the invoices.", "quote all prices in euro on the invoices"
+    )
+    assert not _changes(
+        "Send everything going to the lab by courier.",
+        "send everything that goes to the lab by courier",
+    )
+    assert not _changes(
+        "Keep the seed 8812 for all the bootstraps.", "the bootstrap CIs moved, keep the seed"
+    )
+    assert _changes(
+        "Keep the staging bucket for the exports.", "Keep the archive bucket for the exports."
+    )
