@@ -296,6 +296,14 @@ def test_the_agent_names_what_it_made_not_what_it_read() -> None:
     ]
 
 
+def _binds(text: str) -> bool:
+    """Whether a user message read alone leaves a constraint in the ledger."""
+    from monitor.detect.restatements import remembered
+
+    got = lg.user_items(text, 0, list(remembered(un.read(text))))
+    return any(i.cls == "constraint" for i in got)
+
+
 @pytest.mark.parametrize(
     ("text", "rule"),
     [
@@ -303,31 +311,20 @@ def test_the_agent_names_what_it_made_not_what_it_read() -> None:
         ("Dates in ISO format throughout.", True),
         ("Wrap each SQL keyword in upper case.", True),
         ("Every test passed on the first run.", False),
-    ],
-)
-def test_a_rule_over_every_instance_binds(text: str, rule: bool) -> None:
-    from monitor.detect.restatements import remembered
-
-    got = list(lg.user_items(text, 0, list(remembered(un.read(text)))))
-    assert bool(got) is rule
-
-
-@pytest.mark.parametrize(
-    ("text", "rule"),
-    [
+        # A change to a rule the ledger does not hold is no rule of its own ...
         ("Make it 6 weeks, with a week's grace on request.", False),
         ("Actually, signed builds only for the beta channel.", False),
         ("Bump the retry budget to 8.", False),
+        # ... unless it forbids, says it is standing, or gives a first value.
         ("Actually, never ship the debug symbols.", True),
         ("From now on, always tag the release commit.", True),
         ("Set the retry budget to 8 and keep the logs verbose.", True),
     ],
 )
-def test_a_change_to_a_rule_not_held_is_no_rule_of_its_own(text: str, rule: bool) -> None:
-    from monitor.detect.restatements import remembered
-
-    got = list(lg.user_items(text, 0, list(remembered(un.read(text)))))
-    assert any(i.cls == "constraint" for i in got) is rule
+def test_what_binds_a_rule_over_every_instance_and_a_change_to_one_not_held(
+    text: str, rule: bool
+) -> None:
+    assert _binds(text) is rule
 
 
 def test_what_the_agent_made_becomes_an_item() -> None:
