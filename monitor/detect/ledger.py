@@ -469,13 +469,13 @@ change bump raise lower increase decrease reduce set make switch move extend sho
 """)
 
 
-def announces(s: Unit) -> bool:
-    """Whether a user span announces a change ("actually", "instead", "make it", "bump the
-    threshold to 5%")."""
+def announces(s: Unit, openers: frozenset[str] = _RESETTING) -> bool:
+    """Whether a user span announces a change ("actually", "instead", "make it", or told with
+    one of ``openers`` first: "bump the threshold to 5%")."""
     return bool(
         lx.UPDATE.search(s.text)
         or _MAKE_IT.search(s.text)
-        or (s.form & un.IMPERATIVE and un.opening(s.norm.split()) in _RESETTING)
+        or (s.form & un.IMPERATIVE and un.opening(s.norm.split()) in openers)
     )
 
 
@@ -495,11 +495,13 @@ def _changes_unread(u: Unit) -> bool:
     says "from now on"/"always" is a rule of its own."""
     if _STANDING_NEW.search(u.text) or u.polarity:
         return False
-    return bool(
-        lx.UPDATE.search(u.text)
-        or _MAKE_IT.search(u.text)
-        or (u.form & un.IMPERATIVE and un.opening(u.norm.split()) in _PRESUPPOSING)
-    )
+    return announces(u, _PRESUPPOSING)
+
+
+#: A statement of how things were, which changes no rule ("the timeout was 45 s last year"),
+#: unless it says how they are now ("it was 30, now 45").
+_WAS: Final = re.compile(r"\b(?:was|were|used to|had been)\b")
+_NOW: Final = re.compile(r"\bnow\b")
 
 
 def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]]:
@@ -566,10 +568,6 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
     return out
 
 
-_WAS: Final = re.compile(r"\b(?:was|were|used to|had been)\b")
-_NOW: Final = re.compile(r"\bnow\b")
-
-
 def _bare(word: str) -> str:
     """A word without a currency sign: "$45" and the look-up key "45" name one value."""
     return word.lstrip("$€£")
@@ -577,8 +575,8 @@ def _bare(word: str) -> str:
 
 def _named_revoked(sentence: str, constraints: Sequence[Item]) -> str | None:
     """The constraint a sentence revokes by a short name: every word of the name (hyphened
-    parts apart) among the rule's words; the one sharing most with the sentence when several
-    do."""
+    parts apart) among the rule's words; of several, the one holding most of the name's
+    words and their stems."""
     m = _REVOKED_NAME.search(sentence)
     if m is None:
         return None
@@ -589,7 +587,7 @@ def _named_revoked(sentence: str, constraints: Sequence[Item]) -> str | None:
     best: tuple[float, str] | None = None
     for it in constraints:
         held = set(it.current.keys) | set(it.current.stems)
-        if all(k in held or st in held for k, st in zip(name.keys, name.stems, strict=False)):
+        if all(k in held or st in held for k, st in zip(name.keys, name.stems, strict=True)):
             rank = len(words & held) / len(words)
             if best is None or rank > best[0]:
                 best = (rank, it.id)

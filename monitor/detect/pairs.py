@@ -490,7 +490,7 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
         any(c.isdigit() for c in v) for v in new
     ):
         return True
-    if _same_kind(old, new):
+    if old and new:
         return True
     content_e = [i for i in missed_e if e.weights[i] > un.GENERIC and e.stems[i] not in _MARKERS]
     content_l = [i for i in missed_l if l_.weights[i] > un.GENERIC and l_.stems[i] not in _MARKERS]
@@ -517,14 +517,6 @@ _LEMMA: Final = {
     **dict.fromkeys(("takes", "taking", "took", "taken"), "take"),
     **dict.fromkeys(("gets", "getting", "got", "gotten"), "get"),
 }
-
-
-def _same_kind(old: set[str], new: set[str]) -> bool:
-    """Whether a name or value lost and one gained can fill one slot: both numbers or both
-    words ("seed 20240611" is not replaced by "CIs")."""
-    digits_old = {any(c.isdigit() for c in v) for v in old}
-    digits_new = {any(c.isdigit() for c in v) for v in new}
-    return bool(digits_old & digits_new)
 
 
 _NUMBER: Final = re.compile(r"\d+(?:\.\d+)?|\.\d+")
