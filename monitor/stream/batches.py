@@ -10,6 +10,11 @@ Order is kept where it matters: the records of a partition go into its builders 
 they were added, the builders are submitted in that order, and aiokafka sends one batch of a
 partition at a time. A builder takes records up to the producer's ``max_batch_size`` (any one
 record fits into an empty builder); a full one is closed and a new one opened.
+
+Records that must reach the log together (``add_group``: a session's state parts, ``meta``
+last) go into one builder: a batch is appended to a partition whole, so a worker killed while
+its batches are in flight leaves each group written entirely or not at all. Split across two
+batches, a kill between them could leave a session's ``calls`` saved and its ``meta`` not.
 """
 
 from __future__ import annotations
@@ -36,15 +41,35 @@ class Batches:
     def add(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None, headers: Any
     ) -> None:
-        builders = self._builders.get((topic, partition))
-        if builders is None:
-            builders = self._builders[(topic, partition)] = [self._producer.create_batch()]
+        builders = self._builders_of(topic, partition)
         header_list = list(headers.items()) if isinstance(headers, dict) else headers or []
         if builders[-1].append(timestamp=None, key=key, value=value, headers=header_list) is None:
             builders[-1].close()
             builders.append(self._producer.create_batch())
             builders[-1].append(timestamp=None, key=key, value=value, headers=header_list)
         self.records += 1
+
+    def add_group(
+        self, topic: str, partition: int, records: Sequence[tuple[bytes | None, bytes | None]]
+    ) -> None:
+        """Records (key, value) that must reach the log together, in order: in one batch,
+        opened anew when the open one cannot take them all. Only a group larger than an empty
+        batch is split."""
+        builders = self._builders_of(topic, partition)
+        limit = _batch_limit(self._producer)
+        need = sum(_RECORD_OVERHEAD + len(k or b"") + len(v or b"") for k, v in records)
+        open_ = builders[-1]
+        if limit and open_.record_count() and open_.size() + need > limit:
+            open_.close()
+            builders.append(self._producer.create_batch())
+        for key, value in records:
+            self.add(topic, partition, key, value, None)
+
+    def _builders_of(self, topic: str, partition: int) -> list[Any]:
+        builders = self._builders.get((topic, partition))
+        if builders is None:
+            builders = self._builders[(topic, partition)] = [self._producer.create_batch()]
+        return builders
 
     async def submit(self) -> list[asyncio.Future[Any]]:
         """Hand every builder to the producer; the futures resolve when the broker has them.
@@ -66,6 +91,18 @@ class Batches:
         )
         self._builders = {}
         return [future for futures in submitted for future in futures]
+
+
+#: Bytes a record may take in a batch beyond its key and value (aiokafka's
+#: ``DefaultRecordBatchBuilder.MAX_RECORD_OVERHEAD``: length, attributes, deltas, counts).
+_RECORD_OVERHEAD = 21
+
+
+def _batch_limit(producer: Any) -> int | None:
+    """The producer's ``max_batch_size`` (aiokafka keeps it on its accumulator)."""
+    accumulator = getattr(producer, "_message_accumulator", None)
+    limit = getattr(accumulator, "_batch_size", None)
+    return limit if isinstance(limit, int) else None
 
 
 async def add_keyed(producer: Any, batches: Batches, sends: Iterable[Send]) -> None:

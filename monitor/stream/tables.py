@@ -4,7 +4,11 @@
 that changed: a tool call rewrites ``meta`` and ``calls``, never the instruction list. Keys are
 ``<session id> NUL <part>``. One table means one changelog topic, co-partitioned with the input
 topic (Faust uses the source record's partition), so all parts of a session sit in one changelog
-partition and are written in order, ``meta`` last: a crash mid-write leaves a prefix.
+partition and are written in order, ``meta`` last, in one producer batch, which the log appends
+whole (``Batches.add_group``): a crash leaves a session's changes saved entirely or not at all.
+(Parts saved ahead of ``meta`` would be a torn state: a re-processed tool call already recorded
+at its own turn raises no flag, and the session's counters fall one short of its flags. Only a
+session whose changed parts outgrow one batch, 16 KiB by default, is still split.)
 
 The ``meta`` value carries a marker, the (partition, offset) of the input record that produced
 it. A record re-delivered after a crash (its offset was never committed, but its state was
@@ -188,8 +192,11 @@ class SessionTables:
             out = Batches(producer_of(self.app))
             for old, new, partition, offset, spans in saves:
                 spans_json = _spans_encoder.encode(spans) if spans else b""
-                for key, value in self._assign(old, new, partition, offset, spans_json):
-                    out.add(topic, partition, key, value, None)
+                # One batch per session's records: the log takes a batch whole, so a crash
+                # never leaves a session's parts saved ahead of its meta.
+                out.add_group(
+                    topic, partition, self._assign(old, new, partition, offset, spans_json)
+                )
             await out.submit()
             return out.records
 

@@ -31,11 +31,23 @@ class _Builder:
     def close(self) -> None:
         self.closed = True
 
+    def size(self) -> int:
+        return self.used
+
+    def record_count(self) -> int:
+        return len(self.records)
+
+
+class _Accumulator:
+    def __init__(self, batch_size: int) -> None:
+        self._batch_size = batch_size
+
 
 class _Producer:
     def __init__(self, limit: int = 64, partitions: int = 3) -> None:
         self.limit, self.partitions = limit, partitions
         self.submitted: list[tuple[str, int, _Builder]] = []
+        self._message_accumulator = _Accumulator(limit)
 
     def create_batch(self) -> _Builder:
         return _Builder(self.limit)
@@ -104,3 +116,30 @@ def test_keyed_records_go_where_the_partitioner_puts_their_key() -> None:
     for topic, partition, key, _ in producer.sent():
         assert topic == "flags" and partition == sum(key or b"") % 3
     assert [r[3] for r in producer.sent() if r[2] == b"s1"] == [b"v1", b"v6", b"v11", b"v16"]
+
+
+groups = st.lists(
+    st.lists(st.binary(max_size=30), min_size=1, max_size=4),
+    max_size=25,
+)
+
+
+@given(groups, st.integers(0, 2))
+def test_a_group_lands_in_one_batch_unless_larger_than_one(
+    added: list[list[bytes]], partition: int
+) -> None:
+    producer = _Producer(limit=120)
+    batches = Batches(producer)
+    want = []
+    for g, values in enumerate(added):
+        records = [(b"g%d-%d" % (g, i), v) for i, v in enumerate(values)]
+        batches.add_group("state", partition, records)
+        want.extend(records)
+    asyncio.run(batches.submit())
+    assert [(k, v) for _, _, k, v in producer.sent()] == want  # in order, none lost or doubled
+    where = {k: n for n, (_, _, b) in enumerate(producer.submitted) for k, _, _ in b.records}
+    for g, values in enumerate(added):
+        keys = [b"g%d-%d" % (g, i) for i in range(len(values))]
+        size = sum(21 + len(k) + len(v) for k, v in zip(keys, values, strict=True))
+        if size <= producer.limit:
+            assert len({where[k] for k in keys}) == 1, (g, values)
