@@ -8,6 +8,7 @@ compares texts reads them through ``words`` and ``key``, so these spellings meet
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from typing import Final
@@ -35,15 +36,20 @@ _CONTRACTION: Final = re.compile(
 )
 _EXPANDED: Final = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": " am", "s": ""}
 
+#: The kinds of word, in the order they are tried: code in backticks, a URL, a tag, a path, a
+#: number with its unit, a run of letters.
+_CODE: Final = r"`[^`\n]{1,80}`"
+_URL: Final = r"(?:[A-Za-z][A-Za-z0-9+.-]{0,15}://|www\.)\S+?(?=[.,;:!?)\]]*(?:\s|$))"
+_TAG: Final = r"[#@][A-Za-z0-9_]+"
+_PATH: Final = r"[A-Za-z0-9_~.$%@#+-]*[/\\][\w./\\~$%@#+-]*\w"
+_NUMBER: Final = r"\$?\d+(?:[.:]\d+)*(?:%|[a-zA-Z]{1,3}\b)?"
+_LETTERS: Final = r"[A-Za-z][\w'+#-]*[\w+#]|[A-Za-z]"
 #: A word: code in backticks, a path or URL, a number with its unit, or a run of letters.
-_WORD: Final = re.compile(
-    r"`[^`\n]{1,80}`"
-    r"|(?:[A-Za-z][A-Za-z0-9+.-]{0,15}://|www\.)\S+?(?=[.,;:!?)\]]*(?:\s|$))"
-    r"|[#@][A-Za-z0-9_]+"
-    r"|[A-Za-z0-9_~.$%@#+-]*[/\\][\w./\\~$%@#+-]*\w"
-    r"|\$?\d+(?:[.:]\d+)*(?:%|[a-zA-Z]{1,3}\b)?"
-    r"|[A-Za-z][\w'+#-]*[\w+#]|[A-Za-z]"
-)
+_WORD: Final = re.compile("|".join((_CODE, _URL, _TAG, _PATH, _NUMBER, _LETTERS)))
+#: ``_WORD`` for a text without "/", "\\" or "www.": a URL and a path need one of them, so there
+#: the two find the same words, and this one does not try (and backtrack through) two branches
+#: that fail at every word.
+_WORD_PLAIN: Final = re.compile("|".join((_CODE, _TAG, _NUMBER, _LETTERS)))
 _NUMBER_UNIT: Final = re.compile(r"^\$?(\d+(?:\.\d+)?)(%|[a-z]{1,3})?$")
 _TIME: Final = re.compile(r"^(\d{1,2}):(\d{2})$")
 #: A time of day on the 12-hour clock ("8pm", "8:30am"), read as the 24-hour one.
@@ -87,13 +93,11 @@ def _may_spell(text: str) -> bool:
     """A cheap test before ``_SPELLED`` runs: two number words, or one beside a hyphen."""
     low = text.lower()
     hyphen = "-" in low
-    found = 0
-    for w in (low.replace("-", " ") if hyphen else low).split():
-        if w in _NUMBER_WORDS:
-            found += 1
-            if found == 2 or hyphen:
-                return True
-    return False
+    ws = (low.replace("-", " ") if hyphen else low).split()
+    found = _NUMBER_WORDS.intersection(ws)  # one pass in C; most texts have none
+    if not found:
+        return False
+    return hyphen or len(found) > 1 or ws.count(next(iter(found))) > 1
 
 
 def _spelled(m: re.Match[str]) -> str:
@@ -184,27 +188,37 @@ def expand_contractions(text: str) -> str:
 @functools.lru_cache(maxsize=_TEXT_MEMO)
 def raw_words(text: str) -> tuple[str, ...]:
     """The words of a text as written (case kept), contractions expanded, bare ones too."""
-    out: list[str] = []
     body = expand_contractions(normalise(text))
+    if "/" not in body and "\\" not in body and "www." not in body:
+        # No URL, path or word pair ("dev/test") can be in it: each word is its own forms.
+        return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(body))))
+    out: list[str] = []
     for m in _WORD.finditer(body):
         w = m.group(0)
-        if w.startswith("`") and (" " in w or "=" in w):
-            # Code of several words: each word on its own, still marked as code, so the
-            # same command written without backticks meets it word by word ("seed=42" too).
-            out.extend(f"`{part}`" for part in _WORD.findall(w.strip("`")))
-            continue
         if _WORD_PAIR.match(w) and not body.startswith("/", m.end()):
             out.extend(w.split("/"))  # "dev/test", "read/write": two words, not a path
-            continue
-        low = w.lower()
-        bare = lx.BARE_CONTRACTIONS.get(low)
-        if bare is not None:
-            out.extend(bare.split())
-        elif low.endswith("'s") and len(low) > 2:
-            out.append(w[:-2])  # a possessive: the owner is the content
         else:
-            out.append(w.strip("'"))
-    return tuple(w for w in out if w)
+            out.extend(_forms(w))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=_WORD_MEMO)
+def _forms(w: str) -> tuple[str, ...]:
+    """The words one matched word stands for (none empty): a pure function of the word, so
+    remembered once for every text it occurs in."""
+    if w.startswith("`") and (" " in w or "=" in w):
+        # Code of several words: each word on its own, still marked as code, so the
+        # same command written without backticks meets it word by word ("seed=42" too).
+        return tuple(f"`{part}`" for part in _WORD.findall(w.strip("`")))
+    low = w.lower()
+    bare = lx.BARE_CONTRACTIONS.get(low)
+    if bare is not None:
+        out = tuple(bare.split())
+    elif low.endswith("'s") and len(low) > 2:
+        out = (w[:-2],)  # a possessive: the owner is the content
+    else:
+        out = (w.strip("'"),)
+    return tuple(x for x in out if x)
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -314,5 +328,5 @@ _SYNONYM_STEMS: Final = {stem(w): stem(head) for w, head in lx.SYNONYMS.items()}
 
 def cache_clear() -> None:
     """Empty the memos (benchmarks measure the cost without them)."""
-    for fn in (raw_words, value, stem, key):
+    for fn in (raw_words, _forms, value, stem, key):
         fn.cache_clear()
