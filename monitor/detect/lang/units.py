@@ -273,6 +273,10 @@ def _bound(ws: tuple[str, ...], i: int) -> int:
     return 0
 
 
+#: Every word ``_negations`` may count.
+_NEGATING: Final = lx.NEGATORS | lx.NEGATIVE_VERBS | {"forget"}
+
+
 def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     """Negations of the predicate, and the bound words with their (turned) sides.
 
@@ -280,8 +284,13 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     bound word turns the bound, not the instruction. "Don't forget to X" is X. A "not" after a
     content word names the rejected alternative ("tabs not spaces") and negates nothing.
     """
+    if _BOUND_WORDS.isdisjoint(ws):
+        if _NEGATING.isdisjoint(ws):
+            return 0, {}  # most spans: one set test in C for each question
+        bounds: dict[int, int] = {}
+    else:
+        bounds = {i: b for i, w in enumerate(ws) if w in _BOUND_WORDS and (b := _bound(ws, i))}
     count = 0
-    bounds = {i: b for i, w in enumerate(ws) if w in _BOUND_WORDS and (b := _bound(ws, i))}
     for i, w in enumerate(ws):
         if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
             continue
@@ -310,6 +319,8 @@ _PHRASE_STARTS: Final = frozenset(p.split()[0] for p in lx.PHRASES)
 
 def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
     """Phrasal verbs as the one word they mean ("leave out" -> "omit")."""
+    if _PHRASE_STARTS.isdisjoint(ws):
+        return ws, raw
     out_w: list[str] = []
     out_r: list[str] = []
     i = 0
@@ -380,11 +391,29 @@ def opening(ws: Sequence[str]) -> str:
 def obliges(ws: Sequence[str], text: str, please: bool = True) -> bool:
     """Whether words oblige: an obligation word ("must", "always", "should"), "make sure" or
     "have to" in ``text``. With ``please=False`` a "please" alone does not: it asks once."""
-    return (
-        "make sure" in text
-        or "have to" in text
-        or any(w in lx.OBLIGATION and (please or w != "please") for w in ws)
-    )
+    if "make sure" in text or "have to" in text:
+        return True
+    if please:
+        return not lx.OBLIGATION.isdisjoint(ws)
+    return any(w in lx.OBLIGATION and w != "please" for w in ws)
+
+
+#: Literals every match of a pattern of ``_form`` holds (its prefix, for an anchored one): the
+#: pattern is run only on a text that holds one, as most texts hold none. Those patterns are
+#: case-sensitive, so the tests are exact.
+_POLITE_LITERALS: Final = ("please", "can", "could", "would", "will", "'d")
+_PRAISE_OPENERS: Final = ("that", "this", "it", "these", "those", "everything", "all")
+_QUOTE_MARKS: Final = ('"', "\u201c", "'")
+_DIRECTED_LITERALS: Final = ("must", "should", "need", "have", "has", "got", "ought", "are")
+_PAST_SUBJECTS: Final = ("i", "we", "you", "they", "he", "she")
+_WANT_OPENERS: Final = ("i", "we", "let us")
+#: Words of an outburst ("omg", "fucking hell"): interjections and stopwords.
+_OUTBURST_WORDS: Final = _INTERJECTIONS | lx.STOPWORDS
+
+
+def _holds(text: str, literals: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds any of ``literals``."""
+    return any(lit in text for lit in literals)
 
 
 def _form(ws: tuple[str, ...], text: str) -> int:
@@ -417,30 +446,34 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     if len(ws) > 3 and ws[-1] in _TAG_QUESTION and (first in lx.SUBJECTS or stripped.endswith("?")):
         form |= QUESTION | CHECKS  # "you're leaving the opening line as it is, right"
     spaced = " ".join(ws)
-    polite = None if form & POLITE else _POLITE_REQUEST.search(spaced)
+    polite = (
+        _POLITE_REQUEST.search(spaced)
+        if not form & POLITE and _holds(spaced, _POLITE_LITERALS)
+        else None
+    )
     if polite and (polite.group(1) is None or polite.group(1) not in lx.ASKING_VERBS):
         form |= POLITE
     if (ws[0] in lx.ACK_OPENERS and (len(ws) <= _ACK_WORDS or ws[1] in lx.ACK_OPENERS)) or (
         joined.startswith(("got it", "sounds good", "makes sense", "thank you", "thanks"))
     ):
         form |= ACK  # "ok, thanks", "great work": not "ok so from now on …"
-    if _PRAISE.match(joined):
+    if joined.startswith(_PRAISE_OPENERS) and _PRAISE.match(joined):
         form |= ACK  # "that looks great", "this is perfect"
     if (
         lx.REPORT_OPENERS.match(joined)
-        or (first in lx.SUBJECT_OPENERS and any(w in lx.FINITE for w in body[1:6]))
+        or (first in lx.SUBJECT_OPENERS and not lx.FINITE.isdisjoint(body[1:6]))
         or _REPORTED.match(joined)
     ):
         form |= REPORT
-    if _QUOTED_WORDS.search(text):
+    if _holds(text, _QUOTE_MARKS) and _QUOTED_WORDS.search(text):
         form |= QUOTES
-    if _DIRECTED.search(spaced):
+    if _holds(spaced, _DIRECTED_LITERALS) and _DIRECTED.search(spaced):
         form |= DIRECTED
-    if _OWN_PLAN.match(joined):
+    if joined.startswith("i") and _OWN_PLAN.match(joined):
         form |= OWN_PLAN
     if (
         len(ws) <= _ACK_WORDS
-        and any(w in _PRAISE_WORDS for w in ws)
+        and not _PRAISE_WORDS.isdisjoint(ws)
         and not (form & (OBLIGATION | NEGATED_START | DIRECTED))
     ):
         form |= ACK  # "that output makes sense", "looks good, carry on"
@@ -458,11 +491,11 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= OBLIGATION
     if first in ("i", "we", "my", "our"):
         form |= FIRST_PERSON
-    if _PAST_REPORT.match(joined):
+    if joined.startswith(_PAST_SUBJECTS) and _PAST_REPORT.match(joined):
         form |= PAST
-    if _WANT.match(joined):
+    if joined.startswith(_WANT_OPENERS) and _WANT.match(joined):
         form |= WANT
-    if all(w in _INTERJECTIONS or w in lx.STOPWORDS for w in ws):
+    if _OUTBURST_WORDS.issuperset(ws):
         form |= ACK  # "fucking hell", "omg", "ugh lol": an outburst, not an instruction
     return form
 
@@ -477,12 +510,29 @@ def _reversed_verb(word: str) -> bool:
     )
 
 
+#: A literal that every match of ``lx.CONTRAST`` holds (in lower case).
+_CONTRAST_LITERALS: Final = ("not", "over", "instead of", "rather than", "in place of")
+
+
 def _rejected(text: str) -> tuple[str, ...]:
+    if text.isascii():
+        # Most spans hold none of the contrast's literals: a few substring tests in C spare a
+        # case-blind scan of the span (ASCII only: there a case-blind literal is its lower case).
+        low = text.lower()
+        if not any(lit in low for lit in _CONTRAST_LITERALS):
+            return ()
     out: list[str] = []
     for m in lx.CONTRAST.finditer(text):
         span = next(g for g in m.groups() if g)
         out.extend(key(w.lower()) for w in raw_words(span) if w.lower() not in lx.STOPWORDS)
     return tuple(dict.fromkeys(out))
+
+
+def _negative_words(ws: tuple[str, ...]) -> int:
+    """Words negative in themselves ("disabled", "off limits"); most spans have none."""
+    if lx.NEGATIVE_WORDS.isdisjoint(ws):
+        return 0
+    return sum(1 for w in ws if w in lx.NEGATIVE_WORDS)
 
 
 #: Words that are never content: they name no instruction's subject.
@@ -563,7 +613,7 @@ def unit(span: str, rejected: tuple[str, ...] | None = None, asks: bool = False)
         rejected=own_rejected,
         polarity=count % 2,
         negations=count,
-        polarity_loose=(count + sum(1 for w in ws if w in lx.NEGATIVE_WORDS)) % 2,
+        polarity_loose=(count + _negative_words(ws)) % 2,
         form=_form(ws, span) | (IN_QUESTION if asks else 0),
         n_words=len(ws),
     )
