@@ -160,6 +160,7 @@ for in on at with when if while during before after unless until once whenever w
 )
 
 _TEXT_MEMO: Final = 2048
+_CHUNK_MEMO: Final = 16384
 
 
 def output_line(line: str) -> bool:
@@ -189,9 +190,21 @@ def output_line(line: str) -> bool:
     if not chunks:
         return False
     if len(chunks) == 1:
-        return _PLAIN_CHUNK.fullmatch(chunks[0].strip(_CHUNK_EDGES)) is None
-    plain = sum(1 for c in chunks if _PLAIN_CHUNK.fullmatch(c.strip(_CHUNK_EDGES)))
-    return 2 * plain < len(chunks)
+        return not _plain_chunk(chunks[0])
+    plain = 0
+    for c in chunks:
+        if _plain_chunk(c):
+            plain += 1
+            if 2 * plain >= len(chunks):
+                return False  # half are words already: typed, whatever the rest are
+    return True
+
+
+@functools.lru_cache(maxsize=_CHUNK_MEMO)
+def _plain_chunk(chunk: str) -> bool:
+    """Whether a whitespace-separated chunk is a word once its brackets and stops are off: a
+    pure function of the chunk, remembered for every line it occurs in."""
+    return _PLAIN_CHUNK.fullmatch(chunk.strip(_CHUNK_EDGES)) is not None
 
 
 def heading_line(line: str) -> bool:
@@ -361,6 +374,14 @@ def pieces(text: str) -> tuple[tuple[str, bool], ...]:
     return pieces_of_normalised(normalise(text))
 
 
+def _clause_ends(item: str) -> list[str]:
+    """``_CLAUSE_END.split(item)``; each of its cuts needs a ";", a "-" or a ":", which most
+    items lack, and then the item is one piece with no scan."""
+    if ";" in item or "-" in item or ":" in item:
+        return _CLAUSE_END.split(item)
+    return [item]
+
+
 def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
     """``pieces`` of a text already through ``normalise`` (a long summary is normalised once
     for its pieces and its flat form)."""
@@ -371,7 +392,7 @@ def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
         part = _LIST_MARKER.sub("", part, count=1)
         asks = part.rstrip(" \"')*").endswith("?")
         for item in _items(part):
-            for piece in _CLAUSE_END.split(item):
+            for piece in _clause_ends(item):
                 piece = piece.replace("\x00", ".").strip().strip("\"'-:,*_").strip()
                 if piece and any(ch.isalpha() for ch in piece):
                     out.append((piece, asks))
@@ -408,6 +429,8 @@ def _items(part: str) -> list[str]:
         cuts = [0, *(m.start() for m in numbers), len(part)]
         items = [part[a:b] for a, b in itertools.pairwise(cuts)]
         return [_INLINE_NUMBER.sub("", it, count=1).strip(" ,;") for it in items]
+    if ":" not in part:
+        return [part]  # no label announces a list: its colon is missing
     ascii_ = part.isascii()
     head = (_LIST_HEAD_LOWER if ascii_ else _LIST_HEAD).match(part.lower() if ascii_ else part)
     if head is None:
@@ -479,5 +502,5 @@ def _second_requests(piece: str) -> list[str]:
 
 
 def cache_clear() -> None:
-    for fn in (prose, sentences, pieces, clauses):
+    for fn in (prose, sentences, pieces, clauses, _plain_chunk):
         fn.cache_clear()

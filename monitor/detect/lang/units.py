@@ -660,7 +660,13 @@ WHOLE: Final = 2
 WHOLE_MESSAGE_WORDS: Final = 30
 
 
+#: Two capitals in a row: a text without them has no word in capitals.
+_CAPS_PAIR: Final = re.compile(r"[A-Z]{2}")
+
+
 def _caps_share(text: str) -> float:
+    if _CAPS_PAIR.search(text) is None:
+        return 0.0  # most messages: no word in capitals, so none of their words
     letters = [w for w in re.findall(r"[A-Za-z]{2,}", text)]
     if not letters:
         return 0.0
