@@ -237,9 +237,17 @@ def _credit(s: str, k: str, weight: int, other: _Index) -> float:
                 return CONCEPT  # "prod" ~ "production", "config" ~ "configuration"
     if weight <= un.PLAIN and len(s) >= _MIN_TYPO - 1:  # names and values are exact: no typos
         for o in other.by_initial.get(s[:1], ()):
-            if _typo(s, o):
+            if _typo_lengths(len(s), len(o)) and _typo(s, o):
                 return TYPO
     return 0.0
+
+
+def _typo_lengths(a: int, b: int) -> bool:
+    """Whether words of these lengths can be ``_typo`` of each other (a test without a call to
+    it for most candidates): both four letters, or both five or more and at most two apart."""
+    if a < _MIN_TYPO or b < _MIN_TYPO:
+        return a == b == _MIN_TYPO - 1
+    return abs(a - b) <= 2
 
 
 _Cover = tuple[float, float, float, float, float, list[int]]
@@ -273,7 +281,7 @@ def _cover_of(mine: Unit, other: Unit) -> _Cover:
     for i, (s, k, w) in enumerate(zip(mine.stems, mine.keys, mine.weights, strict=True)):
         weight = WEIGHT[max(w, other_w.get(s, 0))]
         total += weight
-        c = _credit(s, k, w, idx)
+        c = EXACT if s in idx.stems else _credit(s, k, w, idx)  # the first test, inline
         if c:
             got += weight * c
             if c == EXACT:
@@ -287,20 +295,16 @@ def _cover_of(mine: Unit, other: Unit) -> _Cover:
     return got, total, exact, concept, miss_content, missed
 
 
-def _inversions(e: Unit, l_: Unit) -> float:
+def _inversions(e: Unit, il: _Index) -> float:
     """Share of pairs of shared content words that appear in opposite orders (swapped roles:
-    "from staging to prod" / "from prod to staging")."""
-    pos = _index(l_).positions
+    "from staging to prod" / "from prod to staging"); ``il`` is the later span's index."""
+    pos = il.positions
     order = [pos[s] for s, w in zip(e.stems, e.weights, strict=True) if w > un.GENERIC and s in pos]
-    if len(order) < 2:
+    n = len(order)
+    if n < 2:
         return 0.0
-    pairs = inv = 0
-    for a in range(len(order)):
-        for b in range(a + 1, len(order)):
-            pairs += 1
-            if order[a] > order[b]:
-                inv += 1
-    return inv / pairs
+    inv = sum(a > b for i, a in enumerate(order) for b in order[i + 1 :])
+    return inv / (n * (n - 1) // 2)
 
 
 _ARTICLES: Final = frozenset({"the", "a", "an", "this", "that", "our", "my", "your", "its"})
@@ -320,10 +324,10 @@ def _slots(norm: str) -> dict[str, str]:
     return out
 
 
-def _swapped(e: Unit, l_: Unit) -> float:
+def _swapped(ie: _Index, il: _Index) -> float:
     """Whether two shared words took each other's slots: "copy from prod into dev" /
     "copy from dev into prod", "A as master and B as slave" / "B as master and A as slave"."""
-    se, sl = _index(e).slots, _index(l_).slots
+    se, sl = ie.slots, il.slots
     shared = [w for w in se if w in sl and w not in _ARTICLES and len(w) > 1]
     for i, a in enumerate(shared):
         for b in shared[i + 1 :]:
@@ -342,18 +346,17 @@ def _swapped(e: Unit, l_: Unit) -> float:
 _NEGATING_PREFIXES: Final = ("un", "dis", "non", "de", "in", "im", "il", "ir", "anti")
 
 
-def _prefix_antonyms(e: Unit, l_: Unit) -> int:
+def _prefix_antonyms(ie: _Index, il: _Index) -> int:
     """Words of one side that are words of the other with a negating prefix ("freeze" /
     "unfreeze", "cite" / "uncited", "able" / "disable")."""
-    ie, il = _index(e), _index(l_)
     return len(ie.unprefixed & il.stems) + len(il.unprefixed & ie.stems)
 
 
-def _descents(e: Unit, l_: Unit) -> int:
+def _descents(ie: _Index, l_: Unit) -> int:
     """Descents in the order the later span gives the shared content words, numbered by their
-    order in the earlier one: a moved clause makes one ("for X, use Y" / "use Y for X"), two
-    values trading places make more."""
-    pos = _index(e).positions
+    order in the earlier one (``ie``, its index): a moved clause makes one ("for X, use Y" /
+    "use Y for X"), two values trading places make more."""
+    pos = ie.positions
     seq = [pos[s] for s, w in zip(l_.stems, l_.weights, strict=True) if w > un.GENERIC and s in pos]
     return min(sum(1 for a, b in itertools.pairwise(seq) if a > b), 3)
 
@@ -386,7 +389,7 @@ def opposite(e: Unit, l_: Unit) -> bool:
     price is STILL in the headline").
     """
     pol, loose = l_.polarity, l_.polarity_loose
-    licensed = _LICENSING.search(l_.norm)
+    licensed = _licensing(l_.norm)
     if licensed:
         # "there is no reason we should not have X" tells to have X: the opener turns the rest
         rest = un.unit(l_.norm[licensed.end() :])
@@ -410,6 +413,14 @@ _LICENSING: Final = re.compile(
     r"(?:it is|its) not (?:like|the case that)|it (?:would|is) not be right to|"
     r"it is not (?:right|possible|ok|okay|acceptable) to)\s+(?=\w)"
 )
+
+
+def _licensing(norm: str) -> re.Match[str] | None:
+    """``_LICENSING.search(norm)``; every opener holds "there is" or "not", which most spans
+    lack, and then there is no scan."""
+    if "there is" in norm or "not" in norm:
+        return _LICENSING.search(norm)
+    return None
 
 
 def _reversals(e: Unit, l_: Unit) -> int:
@@ -594,6 +605,7 @@ def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
     """The feature vector (in ``FEATURES`` order) of earlier unit ``e`` against later ``l_``."""
     got_e, all_e, exact_e, concept_e, miss_ce, missed_e = _cover(e, l_)
     got_l, all_l, exact_l, _concept_l, miss_cl, missed_l = _cover(l_, e)
+    ie, il = _index(e), _index(l_)
     all_e = all_e or 1.0
     all_l = all_l or 1.0
     shared_values = set(e.values) & set(l_.values)
@@ -639,8 +651,8 @@ def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
         float(single_swap),
         min(miss_ce, miss_cl),
         float(bool(e_only) and bool(l_only)),
-        float(_prefix_antonyms(e, l_)),
-        _descents(e, l_),
+        float(_prefix_antonyms(ie, il)),
+        _descents(ie, l_),
         e.polarity,
         l_.polarity,
         pol_differs,
@@ -653,8 +665,8 @@ def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
         float(pol_differs != clash % 2),
         float(bool(set(l_.rejected) & keys_e)),
         float(bool(set(e.rejected) & keys_l)),
-        _inversions(e, l_),
-        _swapped(e, l_),
+        _inversions(e, il),
+        _swapped(ie, il),
         *_form_vector(e.form),
         *_form_vector(l_.form),
         min(cues.reminder, 3),
