@@ -17,6 +17,7 @@ import msgspec
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import segment
+from monitor.detect.lang.literals import may_match, needed
 from monitor.detect.lang.normalise import is_value, key, raw_words, stem, value
 from monitor.detect.lang.twins import lowercase_twin
 
@@ -398,22 +399,16 @@ def obliges(ws: Sequence[str], text: str, please: bool = True) -> bool:
     return any(w in lx.OBLIGATION and w != "please" for w in ws)
 
 
-#: Literals every match of a pattern of ``_form`` holds (its prefix, for an anchored one): the
-#: pattern is run only on a text that holds one, as most texts hold none. Those patterns are
-#: case-sensitive, so the tests are exact.
-_POLITE_LITERALS: Final = ("please", "can", "could", "would", "will", "'d")
+#: Literals every match of a pattern of ``_form`` holds (``literals.needed``; the prefix, for an
+#: anchored one): the pattern is run only on a text that holds one, as most texts hold none.
+_POLITE_LITERALS: Final = needed(_POLITE_REQUEST)
+_QUOTED_LITERALS: Final = needed(_QUOTED_WORDS)
+_DIRECTED_LITERALS: Final = needed(_DIRECTED)
 _PRAISE_OPENERS: Final = ("that", "this", "it", "these", "those", "everything", "all")
-_QUOTE_MARKS: Final = ('"', "\u201c", "'")
-_DIRECTED_LITERALS: Final = ("must", "should", "need", "have", "has", "got", "ought", "are")
 _PAST_SUBJECTS: Final = ("i", "we", "you", "they", "he", "she")
 _WANT_OPENERS: Final = ("i", "we", "let us")
 #: Words of an outburst ("omg", "fucking hell"): interjections and stopwords.
 _OUTBURST_WORDS: Final = _INTERJECTIONS | lx.STOPWORDS
-
-
-def _holds(text: str, literals: tuple[str, ...]) -> bool:
-    """Whether ``text`` holds any of ``literals``."""
-    return any(lit in text for lit in literals)
 
 
 def _form(ws: tuple[str, ...], text: str) -> int:
@@ -448,7 +443,7 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     spaced = " ".join(ws)
     polite = (
         _POLITE_REQUEST.search(spaced)
-        if not form & POLITE and _holds(spaced, _POLITE_LITERALS)
+        if not form & POLITE and may_match(spaced, _POLITE_LITERALS)
         else None
     )
     if polite and (polite.group(1) is None or polite.group(1) not in lx.ASKING_VERBS):
@@ -465,9 +460,9 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         or _REPORTED.match(joined)
     ):
         form |= REPORT
-    if _holds(text, _QUOTE_MARKS) and _QUOTED_WORDS.search(text):
+    if may_match(text, _QUOTED_LITERALS) and _QUOTED_WORDS.search(text):
         form |= QUOTES
-    if _holds(spaced, _DIRECTED_LITERALS) and _DIRECTED.search(spaced):
+    if may_match(spaced, _DIRECTED_LITERALS) and _DIRECTED.search(spaced):
         form |= DIRECTED
     if joined.startswith("i") and _OWN_PLAN.match(joined):
         form |= OWN_PLAN
@@ -510,17 +505,15 @@ def _reversed_verb(word: str) -> bool:
     )
 
 
-#: A literal that every match of ``lx.CONTRAST`` holds (in lower case).
-_CONTRAST_LITERALS: Final = ("not", "over", "instead of", "rather than", "in place of")
+#: Literals every match of ``lx.CONTRAST`` holds, in lower case (those of its twin).
+_CONTRAST_LITERALS: Final = needed(lowercase_twin(lx.CONTRAST))
 
 
 def _rejected(text: str) -> tuple[str, ...]:
-    if text.isascii():
+    if text.isascii() and not may_match(text.lower(), _CONTRAST_LITERALS):
         # Most spans hold none of the contrast's literals: a few substring tests in C spare a
         # case-blind scan of the span (ASCII only: there a case-blind literal is its lower case).
-        low = text.lower()
-        if not any(lit in low for lit in _CONTRAST_LITERALS):
-            return ()
+        return ()
     out: list[str] = []
     for m in lx.CONTRAST.finditer(text):
         span = next(g for g in m.groups() if g)
@@ -677,6 +670,11 @@ def _caps_share(text: str) -> float:
 _CUES: Final = (lx.REMINDER, lx.FRUSTRATION, lx.UPDATE, lx.UPDATE_WEAK)
 _CUES_LOWER: Final = tuple(lowercase_twin(p) for p in _CUES)
 _REMINDER_LOWER: Final = _CUES_LOWER[0]
+#: The literals each twin needs (``literals.needed``): a message holding none of them has no
+#: match, and is not scanned.
+_CUE_LITERALS: Final = tuple(needed(p) for p in _CUES_LOWER)
+_REMINDER_LITERALS: Final = _CUE_LITERALS[0]
+_EXCLAIM_LITERALS: Final = needed(_EXCLAIM)
 
 
 def _unreminded(span: str) -> str:
@@ -684,9 +682,12 @@ def _unreminded(span: str) -> str:
     length, so the same places), and cut where it matched."""
     if not span.isascii() or _REMINDER_LOWER is lx.REMINDER:
         return lx.REMINDER.sub(" ", span)
+    low = span.lower()
+    if not may_match(low, _REMINDER_LITERALS):
+        return span
     out: list[str] = []
     at = 0
-    for m in _REMINDER_LOWER.finditer(span.lower()):
+    for m in _REMINDER_LOWER.finditer(low):
         out.append(span[at : m.start()])
         out.append(" ")
         at = m.end()
@@ -694,6 +695,19 @@ def _unreminded(span: str) -> str:
         return span
     out.append(span[at:])
     return "".join(out)
+
+
+def _cue_counts(
+    low: str,
+    patterns: tuple[re.Pattern[str], ...],
+    literals: tuple[tuple[str, ...] | None, ...] = (None, None, None, None),
+) -> tuple[int, ...]:
+    """Matches of each cue pattern in ``low``; none, without a scan, where the text lacks every
+    literal the pattern needs."""
+    return tuple(
+        len(p.findall(low)) if may_match(low, lits) else 0
+        for p, lits in zip(patterns, literals, strict=True)
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -736,15 +750,17 @@ def read(text: str) -> Message:
             units.append(joined)
             kinds.append(WHOLE)
     low = body.lower()
-    reminder, frustration, update, update_weak = _CUES_LOWER if low.isascii() else _CUES
+    reminder, frustration, update, update_weak = (
+        _cue_counts(low, _CUES_LOWER, _CUE_LITERALS) if low.isascii() else _cue_counts(low, _CUES)
+    )
     cues = Cues(
-        reminder=len(reminder.findall(low)),
-        frustration=len(frustration.findall(low)),
+        reminder=reminder,
+        frustration=frustration,
         questions=sum(1 for u in sentence_units if u.form & (QUESTION | IN_QUESTION)),
         caps=round(_caps_share(body), 3),
-        exclaim=_EXCLAIM.search(body) is not None,
-        update=len(update.findall(low)),
-        update_weak=len(update_weak.findall(low)),
+        exclaim=may_match(body, _EXCLAIM_LITERALS) and _EXCLAIM.search(body) is not None,
+        update=update,
+        update_weak=update_weak,
         sentences=len(sentence_units),
         words=n_words,
     )
