@@ -67,8 +67,10 @@ _CODE_SHAPE: Final = re.compile(r"[\d_/.#@\\]|[a-z][A-Z]")
 #: A number in digits with its scale in words: "2 million" is "2m", as "2M" is read.
 _SCALED: Final = re.compile(r"\b(\d+(?:\.\d+)?)\s*(thousand|million|billion)\b", re.IGNORECASE)
 _SCALE_SUFFIX: Final = {"thousand": "k", "million": "m", "billion": "bn"}
-#: A decimal written without its leading zero: ".5" is "0.5".
-_BARE_DECIMAL: Final = re.compile(r"(?<![\w.])\.(?=\d)")
+#: A decimal written without its leading zero: ".5" is "0.5". The stop comes first and the
+#: character before it is tested behind it (the same matches as ``(?<![\w.])\.(?=\d)``), so
+#: the search skips to each stop instead of trying a look-behind at every character.
+_BARE_DECIMAL: Final = re.compile(r"\.(?<![\w.]\.)(?=\d)")
 
 #: Memo sizes: pure functions of a string; the bounds only cap memory.
 _WORD_MEMO: Final = 32768
@@ -191,6 +193,11 @@ def raw_words(text: str) -> tuple[str, ...]:
     body = expand_contractions(normalise(text))
     if "/" not in body and "\\" not in body and "www." not in body:
         # No URL, path or word pair ("dev/test") can be in it: each word is its own forms.
+        if "`" not in body:
+            # Nor code, the one word that may hold a space: each whitespace-separated chunk is
+            # read on its own (no word crosses one, and a space is no word character), and
+            # chunks recur far more than texts.
+            return tuple(itertools.chain.from_iterable(map(_chunk_words, body.split())))
         return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(body))))
     out: list[str] = []
     for m in _WORD.finditer(body):
@@ -200,6 +207,13 @@ def raw_words(text: str) -> tuple[str, ...]:
         else:
             out.extend(_forms(w))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=_WORD_MEMO)
+def _chunk_words(chunk: str) -> tuple[str, ...]:
+    """``raw_words``' words of one whitespace-separated chunk of a text without "/", "\\",
+    "www." or "`" (a pure function of the chunk, remembered)."""
+    return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(chunk))))
 
 
 @functools.lru_cache(maxsize=_WORD_MEMO)
@@ -328,5 +342,5 @@ _SYNONYM_STEMS: Final = {stem(w): stem(head) for w, head in lx.SYNONYMS.items()}
 
 def cache_clear() -> None:
     """Empty the memos (benchmarks measure the cost without them)."""
-    for fn in (raw_words, _forms, value, stem, key):
+    for fn in (raw_words, _chunk_words, _forms, value, stem, key):
         fn.cache_clear()

@@ -386,7 +386,7 @@ def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
     """``pieces`` of a text already through ``normalise`` (a long summary is normalised once
     for its pieces and its flat form)."""
     out: list[tuple[str, bool]] = []
-    if _DOTTED_NUMBER.search(body):
+    if "1." in body and _DOTTED_NUMBER.search(body):  # every match holds "1."
         body = "\n".join(_numbered_inline(line) for line in body.split("\n"))
     for part in _SENTENCE_END.split(_protect(body)):
         part = _LIST_MARKER.sub("", part, count=1)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from monitor.detect.lang import normalise as nz
 from monitor.detect.lang.normalise import is_value, key, normalise, stem, value, words
 
 
@@ -128,3 +132,36 @@ def test_number_words_that_make_no_one_number_stay_words() -> None:
     ):
         assert normalise(text) == text
     assert normalise("a seven-day lookback") == "a 7 day lookback"
+
+
+#: Pieces of text that the word readers treat apart: marks, digits, spaces of several kinds.
+_PIECES = st.sampled_from(
+    [
+        *("don't", "it's", "Bob's", "dont", "e-mail", "10k", "2:30", "$20", ".5", "a.5", "#tag"),
+        *("@x", "dev/test", "`x y`", "www.x.io", " ", "\t", "\u2003", "\x1c", "\u00a0", "\n"),
+        *(",", "."),
+    ]
+)
+#: The bare-decimal pattern as first written, with its look-behind first.
+_BARE_DECIMAL_FIRST = re.compile(r"(?<![\w.])\.(?=\d)")
+
+
+@given(st.lists(_PIECES | st.text(max_size=4), max_size=12).map(" ".join))
+def test_words_are_read_alike_by_chunk_and_over_the_whole_text(text: str) -> None:
+    """The readings that skip work (a text without slashes read by the plain pattern, one
+    without code chunk by chunk, the bare decimal found from its stop) read what the whole
+    pattern reads over the whole text."""
+    body = nz.expand_contractions(nz.normalise(text))
+    whole: list[str] = []
+    for m in nz._WORD.finditer(body):
+        w = m.group(0)
+        if nz._WORD_PAIR.match(w) and not body.startswith("/", m.end()):
+            whole.extend(w.split("/"))
+        else:
+            whole.extend(nz._forms(w))
+    assert nz.raw_words(text) == tuple(whole)
+    if not any(mark in body for mark in ("/", "\\", "www.", "`")):
+        assert tuple(itertools.chain.from_iterable(map(nz._chunk_words, body.split()))) == tuple(
+            whole
+        )
+    assert nz._BARE_DECIMAL.sub("0.", text) == _BARE_DECIMAL_FIRST.sub("0.", text)
