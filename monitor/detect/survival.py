@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final, Literal
 
@@ -118,6 +119,18 @@ class Summary(msgspec.Struct, frozen=True, gc=False):
     #: The line each unit was cut from (a bullet, a sentence): "they get a weight of 1 -
     #: settled with Hannah" reports a decision in a clause beside the answer.
     lines: tuple[str, ...] = ()
+    #: Each look-up key with the units holding it, in order (``holders``): an item finds the
+    #: units it shares a key with through its own few keys, not by testing every unit.
+    holding: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+
+
+def holders(heads: Sequence[frozenset[str]]) -> dict[str, tuple[int, ...]]:
+    """Each look-up key of ``heads`` with the indices of the sets holding it, ascending."""
+    out: dict[str, list[int]] = {}
+    for i, h in enumerate(heads):
+        for k in h:
+            out.setdefault(k, []).append(i)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 #: Words a summary's label may have ("Speeders:", "Breach notification:", "Key decisions:").
@@ -148,7 +161,8 @@ def read_summary(text: str) -> Summary:
     for u in units:
         line, at = _line_of(body, u.text, at)
         lines.append(line)
-    return Summary(_flattened(body), units, tuple(un.heads(u) for u in units), tuple(lines))
+    heads = tuple(un.heads(u) for u in units)
+    return Summary(_flattened(body), units, heads, tuple(lines), holders(heads))
 
 
 _LABEL_END: Final = re.compile(r"[*_`]{0,2}:")
@@ -238,11 +252,7 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
     values of a rule while rewording the rest ("random_state=42 for every split")."""
     current = item.current
     names = _names(current)
-    eh = un.heads(current)
-    ranked = sorted(
-        (i for i, h in enumerate(summary.heads) if not eh.isdisjoint(h)),
-        key=lambda i: -len(eh & summary.heads[i]),
-    )[:MAX_SENTENCES]
+    ranked = _ranked(un.heads(current), summary)
     best_same = (0.0, "")
     best_contra = (0.0, "", "")
     t_same, t_contra = model.model.threshold_same, model.model.threshold_contradicts
@@ -269,6 +279,15 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
     if best_same[0] >= t_same:
         return Check(item, "supported", best_same[1], round(100 * best_same[0], 1))
     return Check(item, "absent")
+
+
+def _ranked(keys: frozenset[str], summary: Summary) -> list[int]:
+    """The ``MAX_SENTENCES`` summary units sharing most look-up keys with ``keys`` (at least
+    one), the earlier first among equals: each key's holders counted, so a unit sharing none
+    costs nothing."""
+    holding = summary.holding if summary.holding or not summary.heads else holders(summary.heads)
+    shared = Counter(i for k in keys for i in holding.get(k, ()))
+    return sorted(shared, key=lambda i: (-shared[i], i))[:MAX_SENTENCES]
 
 
 def _contradiction(
