@@ -28,7 +28,9 @@ _QUOTES: Final = str.maketrans(
         "\u2026": "...",
     }
 )
-_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+#: A comma between digits before three more. The comma is matched first and the digit before it
+#: looked back at, so a scan only stops at commas (a text has few) rather than at every digit.
+_THOUSANDS: Final = re.compile(r",(?<=\d,)(?=\d{3}\b)")
 _CONTRACTION: Final = re.compile(
     r"\b(can)'t\b|\b(can)not\b|\b(wo)n't\b|\b(sha)n't\b|(\w)n't\b|\b(ai)n't\b|"
     r"\b(it|that|what|there|here|where|who|how)'s\b|\b(let)'s\b|'(re|ve|ll|d|m|s)\b",
@@ -141,22 +143,103 @@ def _spelled(m: re.Match[str]) -> str:
     return str(total + current)
 
 
+#: Letters ``re.IGNORECASE`` matches with an ASCII letter that they do not lower-case to (the
+#: long s, U+017F, is "s"; the dotless i, U+0131, and the dotted capital I, U+0130, are "i", and
+#: the last lower-cases to two characters). Lower-casing turns every other letter such a pattern
+#: matches with an ASCII one into that letter, in the same place.
+_FOLDED_APART: Final = ("\u0130", "\u0131", "\u017f")
+
+
+def _spell_numbers(text: str) -> str:
+    """``_SPELLED.sub(_spelled, text)``, the pattern tried only where a match can start.
+
+    A scan tries the pattern's alternation of number words at every character, which in a long
+    text (a summary) costs more than the rest of ``normalise``. A match starts at a number word
+    or at the "a" or "an" just before one and its spaces, so the number words' places in the
+    lower-cased text (``_FOLDED_APART``: none of those letters) are the only starts to try, in
+    order, each past the last match, as the scan takes them."""
+    if any(c in text for c in _FOLDED_APART):
+        return _SPELLED.sub(_spelled, text)
+    low = text.lower()
+    starts: set[int] = set()
+    for word in _NUMBER_WORDS:
+        at = low.find(word)
+        while at >= 0:
+            starts.update(_starts_before(text, low, at))
+            at = low.find(word, at + 1)
+    out: list[str] = []
+    done = 0
+    for at in sorted(starts):
+        m = _SPELLED.match(text, at) if at >= done else None
+        if m is not None:
+            out.append(text[done:at])
+            out.append(_spelled(m))
+            done = m.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _starts_before(text: str, low: str, at: int) -> tuple[int, ...]:
+    """Where a ``_SPELLED`` match holding the number word at ``at`` may start: at the word,
+    when no word character is before it, or at "a" or "an" before it and its spaces."""
+    if at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        return ()
+    space = at
+    while space and text[space - 1].isspace():
+        space -= 1
+    if space == at:
+        return (at,)
+    if low.endswith("an", 0, space):
+        return (at, space - 2)
+    return (at, space - 1) if low.endswith("a", 0, space) else (at,)
+
+
+#: The quotes, dashes and spaces ``_QUOTES`` straightens, with what each becomes.
+_STRAIGHT: Final = tuple((chr(c), str(to)) for c, to in _QUOTES.items())
+
+
+def _straightened(text: str) -> str:
+    """``text.translate(_QUOTES)``: each mark replaced in turn, a scan in C, where ``translate``
+    looks every character of a text up in a table one at a time (a long summary's dominant cost
+    in ``normalise``). The same text, since no replacement holds a mark."""
+    for mark, to in _STRAIGHT:
+        if mark in text:
+            text = text.replace(mark, to)
+    return text
+
+
+#: Words one of which a match of ``_PERCENT`` holds, and of ``_NUMBER_ABBREVIATION``.
+_PERCENT_WORDS: Final = ("percent", "per cent", "pct")
+_ABBREVIATED_NUMBER: Final = ("no.", "nr.")
+
+
+def _holds(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether the lower-cased text holds one of ``needles`` (lower case, without the letters
+    ``_FOLDED_APART``): a test before a pattern ignoring case scans a whole text for them."""
+    low = text.lower()
+    return any(n in low for n in needles)
+
+
 def normalise(text: str) -> str:
     """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits,
     a scale in words onto its number ("2 million" as "2m"), a leading zero on bare decimals."""
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+        if not unicodedata.is_normalized("NFKC", text):  # a quick check, most often enough
+            text = unicodedata.normalize("NFKC", text)
+        text = _straightened(text)
     if "," in text:
         text = _THOUSANDS.sub("", text)
     if _may_spell(text):
-        text = _SPELLED.sub(_spelled, text)
-    if "per" in text or "pct" in text:
+        text = _spell_numbers(text)
+    if ("per" in text or "pct" in text) and _holds(text, _PERCENT_WORDS):
         text = _PERCENT.sub(r"\1%", text)
     if "illion" in text or "housand" in text:
         text = _SCALED.sub(lambda m: m.group(1) + _SCALE_SUFFIX[m.group(2).lower()], text)
     if "." in text:
         text = _BARE_DECIMAL.sub("0.", text)
-    if "o." in text or "O." in text or "r." in text:
+    if ("o." in text or "O." in text or "r." in text) and _holds(text, _ABBREVIATED_NUMBER):
         text = _NUMBER_ABBREVIATION.sub(lambda m: f"{m.group(1) or ''} number".lstrip(), text)
     return text
 
