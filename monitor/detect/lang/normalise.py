@@ -14,6 +14,7 @@ import unicodedata
 from typing import Final
 
 from monitor.detect.lang import lexicon as lx
+from monitor.detect.lang.twins import lowers_in_place
 
 _QUOTES: Final = str.maketrans(
     {
@@ -143,22 +144,15 @@ def _spelled(m: re.Match[str]) -> str:
     return str(total + current)
 
 
-#: Letters ``re.IGNORECASE`` matches with an ASCII letter that they do not lower-case to (the
-#: long s, U+017F, is "s"; the dotless i, U+0131, and the dotted capital I, U+0130, are "i", and
-#: the last lower-cases to two characters). Lower-casing turns every other letter such a pattern
-#: matches with an ASCII one into that letter, in the same place.
-_FOLDED_APART: Final = ("\u0130", "\u0131", "\u017f")
-
-
 def _spell_numbers(text: str) -> str:
     """``_SPELLED.sub(_spelled, text)``, the pattern tried only where a match can start.
 
     A scan tries the pattern's alternation of number words at every character, which in a long
     text (a summary) costs more than the rest of ``normalise``. A match starts at a number word
     or at the "a" or "an" just before one and its spaces, so the number words' places in the
-    lower-cased text (``_FOLDED_APART``: none of those letters) are the only starts to try, in
-    order, each past the last match, as the scan takes them."""
-    if any(c in text for c in _FOLDED_APART):
+    lower-cased text (``twins.lowers_in_place``) are the only starts to try, in order, each past
+    the last match, as the scan takes them."""
+    if not lowers_in_place(text):
         return _SPELLED.sub(_spelled, text)
     low = text.lower()
     starts: set[int] = set()
@@ -216,8 +210,9 @@ _ABBREVIATED_NUMBER: Final = ("no.", "nr.")
 
 
 def _holds(text: str, needles: tuple[str, ...]) -> bool:
-    """Whether the lower-cased text holds one of ``needles`` (lower case, without the letters
-    ``_FOLDED_APART``): a test before a pattern ignoring case scans a whole text for them."""
+    """Whether the lower-cased text holds one of ``needles`` (lower case, none of the letters
+    ``twins.FOLDED_APART`` stand for): a test before a pattern ignoring case scans a whole text
+    for them."""
     low = text.lower()
     return any(n in low for n in needles)
 

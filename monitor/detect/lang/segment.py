@@ -27,7 +27,7 @@ from typing import Final
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang.normalise import normalise
-from monitor.detect.lang.twins import lowercase_twin
+from monitor.detect.lang.twins import lowercase_twin, lowers_in_place
 
 #: A stack frame: JavaScript/Java "at f (path:12:3)", Python "File …, line 12", a traceback.
 _STACK_FRAME: Final = re.compile(
@@ -111,10 +111,19 @@ _CAPTION_CHUNKS: Final = 3
 #: Longest value of a status line (words): longer is prose with a colon in it.
 _STATUS_VALUE_WORDS: Final = 12
 
-_ABBREVIATIONS: Final = re.compile(
-    r"\b(?:dr|mr|mrs|ms|prof|st|vs|etc|approx|no|fig|inc|ltd|e\.g|i\.e|cf|min|max|ca)\.(?=\s)",
-    re.IGNORECASE,
+#: Abbreviations whose stop ends no sentence ("Dr.", "e.g.").
+_ABBREVIATED: Final = (
+    *("dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "approx", "no", "fig", "inc", "ltd"),
+    *("e.g", "i.e", "cf", "min", "max", "ca"),
 )
+_ABBREVIATIONS: Final = re.compile(
+    r"\b(?:" + "|".join(map(re.escape, _ABBREVIATED)) + r")\.(?=\s)", re.IGNORECASE
+)
+#: A stop before a space: where an abbreviation's stop may be (``_protect``).
+_STOP_SPACE: Final = re.compile(r"\.(?=\s)")
+#: The abbreviations as a set, and their lengths, longest first (the earliest start first).
+_ABBREVIATED_SET: Final = frozenset(_ABBREVIATED)
+_ABBREVIATED_LENGTHS: Final = sorted({len(a) for a in _ABBREVIATED}, reverse=True)
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 _CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-{1,2}\s+|\s*:\s+(?=[A-Za-z])")
 #: An item number inside a line ("rules: 1) US spelling 2) no adverbs"): a list typed inline.
@@ -341,20 +350,37 @@ def _quoted_after_colon(lines: list[str], paragraphs: list[range], out: list[boo
 
 
 def _protect(text: str) -> str:
-    """The stops of abbreviations hidden (``\\x00``), so that they end no sentence. An ASCII
-    text is searched lower-cased (same length, same places) by the pattern's twin."""
-    if not text.isascii():
+    """The stops of abbreviations hidden (``\\x00``), so that they end no sentence: as
+    ``_ABBREVIATIONS`` finds them, looked for only before the stops followed by a space (a scan
+    of the pattern tries its alternation at every character of a long text, a summary). A text
+    that does not lower-case in place (``twins.lowers_in_place``) is searched by the pattern."""
+    if not lowers_in_place(text):
         return _ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+    low = text.lower()
     out: list[str] = []
     at = 0
-    for m in _ABBREVIATIONS_LOWER.finditer(text.lower()):
-        out.append(text[at : m.start()])
-        out.append(text[m.start() : m.end()].replace(".", "\x00"))
-        at = m.end()
+    for m in _STOP_SPACE.finditer(text):
+        start = _abbreviated_before(text, low, m.start(), at)
+        if start >= 0:
+            out.append(text[at:start])
+            out.append(text[start : m.end()].replace(".", "\x00"))
+            at = m.end()
     if not out:
         return text
     out.append(text[at:])
     return "".join(out)
+
+
+def _abbreviated_before(text: str, low: str, stop: int, since: int) -> int:
+    """Where an abbreviation ending at ``stop`` begins, at a word's start and not before
+    ``since`` (the earliest, as a scan finds it), or -1."""
+    for n in _ABBREVIATED_LENGTHS:
+        start = stop - n
+        if start < since or low[start:stop] not in _ABBREVIATED_SET:
+            continue
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+            return start
+    return -1
 
 
 @functools.lru_cache(maxsize=_TEXT_MEMO)
@@ -413,6 +439,8 @@ def _numbered_inline(line: str) -> str:
     """A line numbering its items "1. … 2. …" with them written "1) … 2) …", so that the
     numbers' stops do not end sentences. Only numbers counting up from one are items; "set it
     to 3. Then …" ends a sentence."""
+    if "1." not in line and line.isascii():
+        return line  # no list starts at one here, and a summary has many such lines
     numbers = [int(m.group(1)) for m in _DOTTED.finditer(line)]
     if not _counts_up(numbers) or numbers[0] != 1:
         return line

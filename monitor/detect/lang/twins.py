@@ -11,6 +11,20 @@ from __future__ import annotations
 import re
 from typing import Final
 
+#: Letters ``re.IGNORECASE`` matches with an ASCII letter that they do not lower-case to (the
+#: long s, U+017F, is "s"; the dotless i, U+0131, and the dotted capital I, U+0130, are "i", and
+#: the last lower-cases to two characters). Lower-casing turns every other letter such a pattern
+#: matches with an ASCII one into that letter, in the same place (``lowers_in_place``).
+FOLDED_APART: Final = ("\u0130", "\u0131", "\u017f")
+
+
+def lowers_in_place(text: str) -> bool:
+    """Whether ``text.lower()`` keeps every character's place and turns each letter that a
+    case-insensitive pattern matches with an ASCII letter into that letter: a search for ASCII
+    words in it finds where such a pattern can match in the text, whatever else it holds."""
+    return not any(c in text for c in FOLDED_APART)
+
+
 #: Escapes that name no character, or a class that is the same in either case.
 _CASELESS_ESCAPES: Final = frozenset("bBsSwWdDAZ")
 

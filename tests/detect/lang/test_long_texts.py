@@ -6,10 +6,12 @@ import re
 import sys
 from collections.abc import Callable
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from monitor.detect.lang import normalise as nm
+from monitor.detect.lang import segment
+from monitor.detect.lang.twins import FOLDED_APART
 
 #: Words a text is built from: number words in several cases, words holding one, the "a"
 #: before one, joiners, and the letters lower-casing moves; and what stands between them.
@@ -58,14 +60,14 @@ def _outcome(spell: Callable[[str], str], text: str) -> str:
 
 def test_lower_casing_keeps_the_places_of_what_the_patterns_match() -> None:
     """Every letter that matches an ASCII letter ignoring case lower-cases to it, in one
-    character, unless it is one of ``_FOLDED_APART`` (read by the pattern itself)."""
+    character, unless it is one of ``FOLDED_APART`` (read by the pattern itself)."""
     letters = re.compile("[a-z]", re.IGNORECASE)
     for code in range(128, sys.maxunicode + 1):
         c = chr(code)
-        if letters.fullmatch(c) and c not in nm._FOLDED_APART:
+        if letters.fullmatch(c) and c not in FOLDED_APART:
             assert len(c.lower()) == 1 and c.lower().isascii(), hex(code)
         if len(c.lower()) != 1:
-            assert c in nm._FOLDED_APART, hex(code)
+            assert c in FOLDED_APART, hex(code)
 
 
 #: The patterns as first written, each scanning from the character before its mark.
@@ -100,3 +102,46 @@ def test_a_pattern_is_skipped_only_where_it_finds_nothing(pairs: list[tuple[str,
         assert nm._PERCENT.sub(r"\1%", text) == text
     if not nm._holds(text, nm._ABBREVIATED_NUMBER):
         assert nm._NUMBER_ABBREVIATION.sub("number", text) == text
+
+
+ABBREVIATIONS = st.sampled_from(
+    [
+        *segment._ABBREVIATED,
+        "Dr",
+        "E.G",
+        "MRS",
+        "Vs",
+        "mrs",
+        "xmr",
+        "s\u0131t",
+        "\u017ft",
+        "U.S",
+        "",
+    ]
+)
+AFTER = st.sampled_from([".", ". ", ".\n", ".\u00a0", " ", "", ".x", "..", "_", "1. "])
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.tuples(ABBREVIATIONS, AFTER), max_size=10))
+def test_abbreviations_are_found_as_the_pattern_finds_them(pairs: list[tuple[str, str]]) -> None:
+    text = "".join(w + b for w, b in pairs)
+    want = segment._ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+    assert segment._protect(text) == want
+
+
+_DOTTED_LINE = st.lists(
+    st.sampled_from(["1.", "01.", "2.", "3.", "\u0661.", "\u0662.", "x", "a.", " "])
+)
+
+
+@example("\u0661. one \u0662. two")
+@given(_DOTTED_LINE.map(" ".join))
+def test_a_line_without_a_first_item_is_left_as_it_is(line: str) -> None:
+    numbers = [int(m.group(1)) for m in segment._DOTTED.finditer(line)]
+    if segment._counts_up(numbers) and numbers[0] == 1:
+        assert segment._numbered_inline(line) == segment._DOTTED.sub(
+            lambda m: m.group(1) + ")", line
+        )
+    else:
+        assert segment._numbered_inline(line) == line
