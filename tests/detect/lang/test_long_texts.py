@@ -9,6 +9,7 @@ from collections.abc import Callable
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from monitor.detect import survival as sv
 from monitor.detect.lang import normalise as nm
 from monitor.detect.lang import segment
 from monitor.detect.lang.twins import FOLDED_APART
@@ -145,3 +146,18 @@ def test_a_line_without_a_first_item_is_left_as_it_is(line: str) -> None:
         )
     else:
         assert segment._numbered_inline(line) == line
+
+
+def test_str_split_reads_as_spaces_what_the_pattern_does() -> None:
+    """``survival.flat`` splits at runs of spaces where it substituted ``\\s+``: the same
+    characters, every one of them."""
+    space = re.compile(r"\s")
+    for code in range(sys.maxunicode + 1):
+        c = chr(code)
+        assert (space.fullmatch(c) is not None) == c.isspace(), hex(code)
+
+
+@given(st.text(alphabet=st.sampled_from("ab.`*_ \t\n\x1c\u00a0\u2028\u3000A"), max_size=40))
+def test_a_text_is_flattened_as_by_the_pattern(text: str) -> None:
+    t = text.lower().replace("`", "").replace("**", "").replace("__", "")
+    assert sv._flattened(text) == re.sub(r"\s+", " ", t).strip().rstrip(".")
