@@ -34,6 +34,7 @@ class Batches:
     def __init__(self, producer: Any) -> None:
         """``producer`` is aiokafka's ``AIOKafkaProducer`` (``create_batch``, ``send_batch``)."""
         self._producer = producer
+        self._limit = _batch_limit(producer)
         #: (topic, partition) -> its builders, the last one open; in first-use order.
         self._builders: dict[tuple[str, int], list[Any]] = {}
         self.records = 0
@@ -56,12 +57,14 @@ class Batches:
         opened anew when the open one cannot take them all. Only a group larger than an empty
         batch is split."""
         builders = self._builders_of(topic, partition)
-        limit = _batch_limit(self._producer)
-        need = sum(_RECORD_OVERHEAD + len(k or b"") + len(v or b"") for k, v in records)
         open_ = builders[-1]
-        if limit and open_.record_count() and open_.size() + need > limit:
-            open_.close()
-            builders.append(self._producer.create_batch())
+        if self._limit and open_.record_count():
+            need = _RECORD_OVERHEAD * len(records)
+            for key, value in records:
+                need += len(key or b"") + len(value or b"")
+            if open_.size() + need > self._limit:
+                open_.close()
+                builders.append(self._producer.create_batch())
         for key, value in records:
             self.add(topic, partition, key, value, None)
 
