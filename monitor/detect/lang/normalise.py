@@ -111,8 +111,8 @@ def _spelled(m: re.Match[str]) -> str:
     text = m.group(0)
     if text.endswith("-"):
         word = text[:-1].lower()
-        if word in _SCALES or word == "one":  # "one-off", "hundred-year" stay words
-            return text
+        if word in _SCALES or word == "one" or word not in lx.NUMBER_WORDS:
+            return text  # "one-off", "hundred-year" stay words
         return f"{lx.NUMBER_WORDS[word]} "
     tokens = re.split(r"\s+|-", text.lower())
     if tokens[0] in ("a", "an"):
@@ -136,7 +136,9 @@ def _spelled(m: re.Match[str]) -> str:
                 return text
             current *= 100
         else:  # thousand, million
-            if not prev or prev == "and":
+            if not prev or prev == "and" or t not in _SCALES:
+                # A word the case-blind pattern took for a number word ("six" with a
+                # dotless i matches it) is none: the text stays as written.
                 return text
             total += current * _SCALES[t]
             current = 0
