@@ -192,7 +192,7 @@ class SessionTables:
             out = Batches(producer_of(self.app))
             for old, new, partition, offset, spans in saves:
                 spans_json = _spans_encoder.encode(spans) if spans else b""
-                # One batch per session's records: the log takes a batch whole, so a crash
+                # A session's records in one batch: the log takes a batch whole, so a crash
                 # never leaves a session's parts saved ahead of its meta.
                 out.add_group(
                     topic, partition, self._assign(old, new, partition, offset, spans_json)
