@@ -14,7 +14,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 from rapidfuzz import fuzz
@@ -370,7 +370,7 @@ def _same_frame(a: Sequence[str], i: int, b: Sequence[str], j: int) -> bool:
     return before and after
 
 
-def _numeric(values: Sequence[str]) -> set[str]:
+def _numeric(values: Iterable[str]) -> set[str]:
     return {v for v in values if any(c.isdigit() for c in v)}
 
 
@@ -495,11 +495,8 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     old, new = _uncontained(old, new), _uncontained(new, old)
     if old and new and numbers(e.text) == numbers(l_.text):
         # "300dpi" and "300 dpi", "6 pm" and "18:00": the same numbers spelled otherwise.
-        old = {v for v in old if not any(c.isdigit() for c in v)}
-        new = {v for v in new if not any(c.isdigit() for c in v)}
-    if any(any(c.isdigit() for c in v) for v in old) and any(
-        any(c.isdigit() for c in v) for v in new
-    ):
+        old, new = old - _numeric(old), new - _numeric(new)
+    if _numeric(old) and _numeric(new):
         return True
     if old and new:
         return True
