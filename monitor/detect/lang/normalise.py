@@ -14,6 +14,7 @@ import unicodedata
 from typing import Final
 
 from monitor.detect.lang import lexicon as lx
+from monitor.detect.lang.literals import may_match
 from monitor.detect.lang.twins import lowers_in_place
 
 _QUOTES: Final = str.maketrans(
@@ -214,9 +215,9 @@ _ABBREVIATED_NUMBER: Final = ("no.", "nr.")
 def _holds(text: str, needles: tuple[str, ...]) -> bool:
     """Whether the lower-cased text holds one of ``needles`` (lower case, none of the letters
     ``twins.FOLDED_APART`` stand for): a test before a pattern ignoring case scans a whole text
-    for them."""
-    low = text.lower()
-    return any(n in low for n in needles)
+    for them. ``literals.may_match`` on the lower case: ``literals.needed`` reads no literals
+    off a case-blind pattern, so these are written out."""
+    return may_match(text.lower(), needles)
 
 
 def normalise(text: str) -> str:
