@@ -327,14 +327,17 @@ def _contradiction(
     if changed and x[_COV_E] >= ALIGNED_CHANGED:
         return "other_value"
     former = item.unit if item.revised_unit is not None else None
-    if former is not None and not revised and p_same < model.model.threshold_same:
-        fresh = set(current.values) - set(former.values)
-        if not fresh.intersection(u.values):
-            xf = features(former, u, _NO_CUES, un.SENTENCE)
-            if xf[_COV_E] > x[_COV_E] and (
-                changed or model.probabilities(xf)[0] >= model.model.threshold_same
-            ):
-                return "stale"
+    if (
+        former is not None
+        and not revised
+        and p_same < model.model.threshold_same
+        and not _fresh_values(item).intersection(u.values)
+    ):
+        xf = features(former, u, _NO_CUES, un.SENTENCE)
+        if xf[_COV_E] > x[_COV_E] and (
+            changed or model.probabilities(xf)[0] >= model.model.threshold_same
+        ):
+            return "stale"
     line = line or u.text
     if (
         item.cls == "open_question"
@@ -346,12 +349,17 @@ def _contradiction(
     return None
 
 
+def _fresh_values(item: Item) -> set[str]:
+    """The values a revision brought ("9 months" for "make it 9 months", the rule said 6)."""
+    if item.revised_unit is None:
+        return set()
+    return set(item.revised_unit.values) - set(item.unit.values)
+
+
 def _revision_stated(item: Item, summary: Summary) -> bool:
     """Whether a summary sentence gives every value the revision brought ("make it 9 months"
     for "6 months": a sentence with "9 months")."""
-    if item.revised_unit is None:
-        return False
-    fresh = set(item.revised_unit.values) - set(item.unit.values)
+    fresh = _fresh_values(item)
     return bool(fresh) and any(fresh <= set(u.values) for u in summary.units)
 
 
