@@ -504,6 +504,29 @@ _WAS: Final = re.compile(r"\b(?:was|were|used to|had been)\b")
 _NOW: Final = re.compile(r"\bnow\b")
 
 
+#: A permission ("deploys on Friday are fine if …", "we can say it once", "X is back in"): it
+#: relaxes whatever rule forbids or limits what it allows.
+_PERMITS: Final = re.compile(
+    r"\b(?:(?:is|are|would be|will be) (?:fine|ok|okay|allowed|permitted|acceptable|back in)|"
+    r"(?:you|we|they|it) (?:can|may) (?!only\b|not\b)|can be exempt|is exempt|are exempt)\b"
+)
+#: An addition to a list a rule closes ("Add Node.js samples too", "include Spain as well").
+_EXTENDS: Final = re.compile(
+    r"\b(?:add|include|allow)\b.*\b(?:too|as well|also)\b|\balso (?:add|include|allow)\b"
+)
+
+
+def _relaxes(s: Unit, rule: Unit) -> bool:
+    """Whether ``s`` permits what ``rule`` forbids or adds to what it closes ("only")."""
+    if s.polarity:
+        return False
+    closes = " only" in f" {rule.norm}"
+    return bool(
+        (_PERMITS.search(s.norm) and (rule.polarity or rule.polarity_loose or closes))
+        or (closes and _EXTENDS.search(s.norm))
+    )
+
+
 def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]]:
     """(item id, sentence) for each constraint a user message revises in so many words: a
     sentence that announces a change ("actually", "instead", "make it", "switch to", "forget
@@ -545,6 +568,8 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
             valued = other_value(it.current.norm, s.norm) or (
                 announced and moved(it.current.norm, s.norm)
             )
+            if not announced and o >= REVISES_OVERLAP and _relaxes(s, it.current):
+                valued = True
             if stated and not valued:
                 continue
             # What the sentence rejects is what the rule said ("argon2id instead of bcrypt",

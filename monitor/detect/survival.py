@@ -314,7 +314,9 @@ def _contradiction(
     * ``stale``: a revised item that the sentence states in its former form: nearer the
       former wording than the current, not the current, and without the revision's own values,
       which no other sentence gives either (``revised``: "Price: $169, was $179" states the
-      revision, whatever a later line says of the old price);
+      revision, whatever a later line says of the old price); where the revision turned the
+      rule ("deploys on Friday are fine" for "don't deploy on a Friday"), nearer the former
+      form is enough, however close the current one reads;
     * ``settled``: an open question that the sentence reports as decided, in itself or in
       the line it was cut from (``line``).
 
@@ -327,17 +329,17 @@ def _contradiction(
     if changed and x[_COV_E] >= ALIGNED_CHANGED:
         return "other_value"
     former = item.unit if item.revised_unit is not None else None
-    if (
-        former is not None
-        and not revised
-        and p_same < model.model.threshold_same
-        and not _fresh_values(item).intersection(u.values)
-    ):
+    if former is not None and not revised and not _fresh_values(item).intersection(u.values):
         xf = features(former, u, _NO_CUES, un.SENTENCE)
-        if xf[_COV_E] > x[_COV_E] and (
-            changed or model.probabilities(xf)[0] >= model.model.threshold_same
-        ):
-            return "stale"
+        if xf[_COV_E] > x[_COV_E]:
+            t_same = model.model.threshold_same
+            if p_same < t_same and changed:
+                return "stale"
+            p_former = model.probabilities(xf)[0]
+            # A revision that turned the rule is stale however near its current form reads.
+            turned_rule = former.polarity != current.polarity and p_former > p_same
+            if p_former >= t_same and (p_same < t_same or turned_rule):
+                return "stale"
     line = line or u.text
     if (
         item.cls == "open_question"

@@ -203,6 +203,34 @@ def test_a_change_announced_revises_the_rule_it_is_about() -> None:
         assert lg.revisions(ledger, un.read(unchanged).sentences) == [], unchanged
 
 
+@pytest.mark.parametrize(
+    ("rule", "said", "revises"),
+    [
+        ("Never email customers on a Sunday.", "Emails on Sunday are fine after noon.", True),
+        ("Never email customers on a Sunday.", "You can email customers on Sunday now.", True),
+        ("Charts in blue and grey only.", "Add orange charts too.", True),
+        ("Charts in blue and grey only.", "Charts in orange are fine.", True),
+        ("Charts in blue and grey only.", "We can only use blue charts.", False),
+        ("Never email customers on a Sunday.", "Emails on Sunday are not fine.", False),
+        ("Cite every source in the footnotes.", "Footnotes are fine.", False),  # forbids nothing
+    ],
+)
+def test_a_permission_revises_the_rule_that_forbids_or_closes_it(
+    rule: str, said: str, revises: bool
+) -> None:
+    item = _item(rule)
+    got = lg.revisions(lg.Ledger(items=(item,)), un.read(said).sentences)
+    assert bool(got) is revises, said
+
+
+def test_a_turned_rule_summarised_in_its_former_form_is_stale() -> None:
+    item = _item("Never email customers on a Sunday.")
+    ledger = lg.revise(lg.Ledger(items=(item,)), item.id, 9, "Emails on Sunday are fine now.")
+    (current,) = ledger.items
+    got = check(current, read_summary("- No customer emails on Sundays."))
+    assert (got.verdict, got.reason) == ("contradicted", "stale")
+
+
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     rule = _item("Cap every upload at 8 MB.")
     ledger = lg.Ledger(items=(rule,))
