@@ -239,6 +239,15 @@ def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     assert lg.revisions(ledger, un.read("The upload was 3 MB.").sentences) == []
 
 
+def test_an_announced_change_sets_a_bare_share_anew() -> None:
+    rule = _item("Fail the import when more than 3% of the lines are malformed.")
+    ledger = lg.Ledger(items=(rule,))
+    raised = "Raise the failure threshold to 8%."
+    assert lg.revisions(ledger, un.read(raised).sentences) == [(rule.id, raised)]
+    assert lg.revisions(ledger, un.read("The import took 8 minutes.").sentences) == []
+    assert lg.revisions(ledger, un.read("Raise the failure threshold to $8.").sentences) == []
+
+
 @pytest.mark.parametrize(
     ("span", "binds"),
     [

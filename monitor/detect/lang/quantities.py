@@ -156,17 +156,24 @@ def moved(earlier: str, later: str) -> bool:
     """Whether ``later`` sets one of ``earlier``'s numbers to another value: a later number
     measures the same thing, is of the same kind and is none of the earlier's numbers, whatever
     the earlier bound ("make the limit 2 MB" moves "cap the download at 5 MB", which a summary
-    saying "2 MB" would keep)."""
+    saying "2 MB" would keep). A share or a price that names nothing is the same thing as
+    another that names nothing (``_bare_alike``)."""
     mine = quantities(earlier)
     theirs = quantities(later) if mine else ()
     own = {q.value for q in mine}
     return any(
         o.value not in own
-        and bool(q.anchors & o.anchors)
+        and (bool(q.anchors & o.anchors) or _bare_alike(q, o))
         and not (q.kind and o.kind and q.kind != o.kind)
         for q in mine
         for o in theirs
     )
+
+
+def _bare_alike(q: Quantity, o: Quantity) -> bool:
+    """Two numbers that name nothing but are of one marked kind ("more than 2% of rows" and
+    "bump it to 5%"): under an announced change, the share or the price it sets anew."""
+    return not q.anchors and not o.anchors and bool(q.kind) and q.kind == o.kind
 
 
 __all__ = ["Quantity", "moved", "other_value", "quantities"]
