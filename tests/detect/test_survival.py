@@ -231,6 +231,31 @@ def test_a_turned_rule_summarised_in_its_former_form_is_stale() -> None:
     assert (got.verdict, got.reason) == ("contradicted", "stale")
 
 
+def test_an_open_question_stated_as_fact_is_reported_settled() -> None:
+    text = "Should the staging cluster keep its own database?"
+    item = lg.Item(
+        lg.item_id("open_question", 4, text), "open_question", 4, "user", text, un.unit(text)
+    )
+    got = check(item, read_summary("- The staging cluster keeps its own database."))
+    assert (got.verdict, got.reason) == ("contradicted", "settled")
+    for still_open in (
+        "- Open: whether the staging cluster keeps its own database.",
+        "- Undecided: the staging cluster and its own database.",
+    ):
+        assert check(item, read_summary(still_open)).verdict != "contradicted", still_open
+    passing = (
+        "- Rebuilt the ingest workers, moved the cron jobs to the scheduler, rotated the "
+        "service keys, cleaned the staging cluster logs and its old database snapshots, "
+        "and wrote the runbook for the on-call rota."
+    )
+    assert check(item, read_summary(passing)).verdict != "contradicted"
+    topic = "What about the retries?"
+    raised = lg.Item(
+        lg.item_id("open_question", 4, topic), "open_question", 4, "user", topic, un.unit(topic)
+    )
+    assert check(raised, read_summary("- Retries: done.")).verdict != "contradicted"
+
+
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     rule = _item("Cap every upload at 8 MB.")
     ledger = lg.Ledger(items=(rule,))
