@@ -504,8 +504,13 @@ def changes_value(e: Unit, l_: Unit, cues: Cues) -> bool:
     content_l = [i for i in missed_l if l_.weights[i] > un.GENERIC and l_.stems[i] not in _MARKERS]
     if len(content_e) == 1 and len(content_l) == 1:
         a, b = e.stems[content_e[0]], l_.stems[content_l[0]]
-        if abbreviates(a, b) or _typo(a, b) or _LEMMA.get(a, a) == _LEMMA.get(b, b):
-            return False  # one word, spelled otherwise ("col", "tabel", "goes")
+        if (
+            abbreviates(a, b)
+            or _typo(a, b)
+            or _LEMMA.get(a, a) == _LEMMA.get(b, b)
+            or _parts_of(a) == _parts_of(b)
+        ):
+            return False  # one word, spelled otherwise ("col", "tabel", "goes", "IPs")
         if _same_frame(e.stems, content_e[0], l_.stems, content_l[0]):
             return True
     return bool(cues.update) and bool(content_l) and bool(content_e)
@@ -553,15 +558,21 @@ def numbers(text: str) -> frozenset[float]:
 _PARTS: Final = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 
 
+def _parts_of(name: str) -> frozenset[str]:
+    """A name's parts, each without a plural "s" ("IPs" is the plural of "IP"; stemming
+    leaves names as written)."""
+    return frozenset(p[:-1] if len(p) > 2 and p[-1] == "s" else p for p in _PARTS.findall(name))
+
+
 def _uncontained(mine: set[str], theirs: set[str]) -> set[str]:
     """``mine`` without the names whose parts hold all of one of ``theirs``' ("checkout v4" is
     in "actions/checkout@v4") or are all held by one ("v4" in it)."""
     if not mine or not theirs:
         return mine
-    split = [frozenset(_PARTS.findall(t)) for t in theirs]
+    split = [_parts_of(t) for t in theirs]
     out = set()
     for n in mine:
-        parts = frozenset(_PARTS.findall(n))
+        parts = _parts_of(n)
         if not any(p and (p <= parts or parts <= p) for p in split):
             out.add(n)
     return out

@@ -202,6 +202,14 @@ def test_one_value_spelled_two_ways_is_no_change() -> None:
     assert not _changes(
         "Log the fuel in gallons on every leg.", "log the fuel in gals on every leg"
     )
+    assert not _changes(  # a name's plural
+        "Block the IP of any scraper in the edge config.",
+        "block the IPs of scrapers in the edge config",
+    )
+    assert _changes(
+        "Block the IP of any scraper in the edge config.",
+        "block the ASN of scrapers in the edge config",
+    )
 
 
 @given(st.integers(2, 900), st.integers(2, 900))
