@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from monitor.detect import ledger as lg
 from monitor.detect.lang import units as un
+from monitor.detect.restatements import remembered
 from monitor.detect.survival import check, read_summary
 
 #: Constraints written for these tests.
@@ -254,6 +255,17 @@ def test_an_open_question_stated_as_fact_is_reported_settled() -> None:
         lg.item_id("open_question", 4, topic), "open_question", 4, "user", topic, un.unit(topic)
     )
     assert check(raised, read_summary("- Retries: done.")).verdict != "contradicted"
+
+
+def test_a_rule_that_points_back_is_judged_with_the_sentence_before_it() -> None:
+    text = "The vendor exports land in shared/vendor_drops/. Never rename anything there."
+    rules = [
+        i for i in lg.user_items(text, 3, list(remembered(un.read(text)))) if i.cls == "constraint"
+    ]
+    assert [r.literal for r in rules] == ["Never rename anything there."]
+    kept = "- Vendor drop files in shared/vendor_drops/ keep their original names."
+    assert check(rules[0], read_summary(kept)).verdict == "supported"
+    assert check(rules[0], read_summary("- Reports go out on Mondays.")).verdict == "absent"
 
 
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
