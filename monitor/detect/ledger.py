@@ -468,7 +468,8 @@ def add(ledger: Ledger, new: Sequence[Item]) -> Ledger:
 
 #: A revision that takes an item out altogether.
 _REVOKE: Final = re.compile(
-    r"\b(?:forget|ignore|never ?mind|drop the|no longer|don't worry about|do not worry about|"
+    r"(?<!n't )(?<!n\u2019t )(?<!not )(?<!dont )(?<!never )\b(?:forget|ignore)\b|"
+    r"\b(?:never ?mind|drop the|no longer|don't worry about|do not worry about|"
     r"no need|scrap|ditch|you can skip|doesn't matter|does not matter|not needed|cancel)\b",
     re.IGNORECASE,
 )

@@ -268,6 +268,16 @@ def test_a_rule_that_points_back_is_judged_with_the_sentence_before_it() -> None
     assert check(rules[0], read_summary("- Reports go out on Mondays.")).verdict == "absent"
 
 
+def test_a_rule_not_to_forget_is_a_rule_and_revokes_nothing() -> None:
+    text = "Don't forget to tag every release with its ticket number."
+    (rule,) = lg.user_items(text, 2, list(remembered(un.read(text))))
+    assert rule.cls == "constraint"
+    old = _item("Tag every release with its ticket number.")
+    said = "Don't forget: tag every release with its ticket number and the date."
+    (kept,) = lg.revise(lg.Ledger(items=(old,)), old.id, 9, said).items
+    assert kept.revised == said
+
+
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     rule = _item("Cap every upload at 8 MB.")
     ledger = lg.Ledger(items=(rule,))

@@ -530,7 +530,10 @@ UPDATE: Final = re.compile(
     r"\bchange[sd]? (?:it |that |this )?to\b|"
     r"\bfrom now on\b|\bgoing forward\b|\bno longer\b|\banymore\b|\bany more\b|\breplace[sd]?\b|"
     r"\bscratch that\b|\bcorrection\b|\bchanged (?:my|his|her|their|our) mind\b|"
-    r"\bon second thought\b|\bnew plan\b|\bforget (?:about )?(?:the|that|it|my)\b|\bignore\b|"
+    r"\bon second thought\b|\bnew plan\b|"
+    # "Forget the limit" withdraws a rule; "don't forget the limit" reminds of it.
+    r"(?<!n't )(?<!not )(?<!dont )(?<!never )"
+    r"(?:\bforget (?:about )?(?:the|that|it|my)\b|\bignore\b)|"
     r"\bnever ?mind\b|\bdon'?t worry about\b|\bno need\b|\bdrop the\b|\bmoving to\b|"
     r"\bmove to\b|\bturns out\b|\bwe decided\b|\bdecided\b",
     re.IGNORECASE,

@@ -80,6 +80,13 @@ def test_a_message_is_read_into_sentences_clauses_and_a_short_whole() -> None:
     assert m.cues.reminder == 1
 
 
+def test_a_reminder_not_to_forget_announces_no_change() -> None:
+    for reminder in ("Don't forget that the invoices go to Ines.", "never ignore the lint errors"):
+        assert read(reminder).cues.update == 0, reminder
+    for change in ("Forget the old invoice address.", "Ignore the lint errors for now."):
+        assert read(change).cues.update == 1, change
+
+
 @given(st.text(max_size=200))
 def test_any_text_reads_without_error(text: str) -> None:
     m = read(text)
@@ -152,6 +159,9 @@ def test_words_remembered_across_spans_read_as_fresh_ones(words: list[str]) -> N
 #: Words the cue patterns look for, with the spaces and marks around them.
 _CUE_WORDS = [
     "again",
+    "don't forget the",
+    "never ignore",
+    "forget that",
     "AS I SAID",
     "Once Again",
     "as i said",
