@@ -278,6 +278,15 @@ def test_a_rule_not_to_forget_is_a_rule_and_revokes_nothing() -> None:
     assert kept.revised == said
 
 
+def test_a_replacement_revises_the_rule_it_shares_a_little_with() -> None:
+    rule = _item("Indent the YAML files with two spaces.")
+    ledger = lg.Ledger(items=(rule,))
+    said = "Indent them with tabs instead."
+    assert lg.revisions(ledger, un.read(said).sentences) == [(rule.id, said)]
+    for other in ("Actually, put the YAML checks in the nightly job.", "Tabs are nice."):
+        assert lg.revisions(ledger, un.read(other).sentences) == [], other
+
+
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     rule = _item("Cap every upload at 8 MB.")
     ledger = lg.Ledger(items=(rule,))
