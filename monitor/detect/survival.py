@@ -259,10 +259,13 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
 
     A sentence that holds every name and value of the item (a path, a number, an identifier:
     at least one), covers half of it and is not turned also supports it: summaries keep the
-    values of a rule while rewording the rest ("random_state=42 for every split")."""
+    values of a rule while rewording the rest ("random_state=42 for every split"). So does a
+    sentence that states a revised rule in its former words with the values the revision
+    brought ("Timeout 45 s (was 30)" for "make it 45" of "keep the timeout at 30 s")."""
     current = item.current
     names = _names(current)
     ranked = _ranked(un.heads(current), summary)
+    fresh = _fresh_values(item)
     best_same = (0.0, "")
     best_contra = (0.0, "", "")
     t_same, t_contra = model.model.threshold_same, model.model.threshold_contradicts
@@ -277,7 +280,10 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
         if why:
             p_same = 0.0
             p_contra = max(p_contra, t_contra)
-        elif names and not turned and names <= _names(u) | set(u.stems) and x[_COV_E] >= 0.5:
+        elif not turned and (
+            (names and names <= _names(u) | set(u.stems) and x[_COV_E] >= 0.5)
+            or (fresh and fresh <= set(u.values) and _restates_former(item, u))
+        ):
             p_same = max(p_same, t_same)
         if p_contra > best_contra[0]:
             best_contra = (p_contra, u.text, why or "scored")
@@ -368,6 +374,11 @@ def _declared(question: Unit, x: Sequence[float]) -> bool:
         and x[_COV_E] >= ALIGNED_DECLARED
         and x[_COV_L] >= DECLARED_SHARE
     )
+
+
+def _restates_former(item: Item, u: Unit) -> bool:
+    """Whether ``u`` covers half of the item's former wording."""
+    return features(item.unit, u, _NO_CUES, un.SENTENCE)[_COV_E] >= 0.5
 
 
 def _fresh_values(item: Item) -> set[str]:

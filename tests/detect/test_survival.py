@@ -287,6 +287,14 @@ def test_a_replacement_revises_the_rule_it_shares_a_little_with() -> None:
         assert lg.revisions(ledger, un.read(other).sentences) == [], other
 
 
+def test_a_revision_stated_in_the_former_words_with_its_new_value_is_kept() -> None:
+    item = _item("Keep the request timeout at 30 seconds.")
+    said = "And bump it to 45, 30 keeps failing the big exports."
+    (current,) = lg.revise(lg.Ledger(items=(item,)), item.id, 9, said).items
+    assert check(current, read_summary("- Request timeout: 45 seconds.")).verdict == "supported"
+    assert check(current, read_summary("- Retries: 3.")).verdict == "absent"
+
+
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     rule = _item("Cap every upload at 8 MB.")
     ledger = lg.Ledger(items=(rule,))
