@@ -63,6 +63,11 @@ ALIGNED_SETTLED: Final = 0.25
 ALIGNED_DECLARED: Final = 0.7
 DECLARED_SHARE: Final = 0.2
 DECLARED_MIN_WORDS: Final = 4
+#: How much of an open question a summary line that marks it open ("waiting on Priya", "to
+#: be decided", "A or B?") must hold to carry it: summaries name the matter in a few words.
+#: The validation domains gave the same figures from 0.2 to 0.45 and lost a right flag below;
+#: 0.25 was the best on the training domains.
+ALIGNED_OPEN: Final = 0.25
 #: Characters of a summary read (longer summaries are cut).
 MAX_SUMMARY_CHARS: Final = 65_536
 #: A summary sentence carries no message cues.
@@ -261,7 +266,9 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
     at least one), covers half of it and is not turned also supports it: summaries keep the
     values of a rule while rewording the rest ("random_state=42 for every split"). So does a
     sentence that states a revised rule in its former words with the values the revision
-    brought ("Timeout 45 s (was 30)" for "make it 45" of "keep the timeout at 30 s")."""
+    brought ("Timeout 45 s (was 30)" for "make it 45" of "keep the timeout at 30 s"), and a
+    line that names an open question's matter and marks it open ("retry policy: waiting on
+    ops")."""
     current = item.current
     names = _names(current)
     ranked = _ranked(un.heads(current), summary)
@@ -283,6 +290,11 @@ def _judged(item: Item, summary: Summary, model: sc.Scorer) -> Check:
         elif not turned and (
             (names and names <= _names(u) | set(u.stems) and x[_COV_E] >= 0.5)
             or (fresh and fresh <= set(u.values) and _restates_former(item, u))
+            or (
+                item.cls == "open_question"
+                and x[_COV_E] >= ALIGNED_OPEN
+                and _STILL_OPEN.search(line) is not None
+            )
         ):
             p_same = max(p_same, t_same)
         if p_contra > best_contra[0]:

@@ -295,6 +295,19 @@ def test_a_revision_stated_in_the_former_words_with_its_new_value_is_kept() -> N
     assert check(current, read_summary("- Retries: 3.")).verdict == "absent"
 
 
+def test_an_open_question_the_summary_marks_open_is_kept() -> None:
+    text = "Should failed webhook deliveries be retried with backoff or dropped after one try?"
+    item = lg.Item(
+        lg.item_id("open_question", 3, text), "open_question", 3, "assistant", text, un.unit(text)
+    )
+    for kept in (
+        "- Webhook retry policy: waiting on the platform team.",
+        "- Retry policy for webhooks is still open.",
+    ):
+        assert check(item, read_summary(kept)).verdict == "supported", kept
+    assert check(item, read_summary("- Deploys on Tuesdays.")).verdict == "absent"
+
+
 def test_a_value_set_anew_revises_the_rule_whatever_its_bound() -> None:
     rule = _item("Cap every upload at 8 MB.")
     ledger = lg.Ledger(items=(rule,))
