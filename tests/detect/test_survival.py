@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,6 +32,12 @@ FILLER = [
 
 def _item(text: str) -> lg.Item:
     return lg.Item(lg.item_id("constraint", 3, text), "constraint", 3, "user", text, un.unit(text))
+
+
+def _question(text: str, turn: int = 3, speaker: Literal["user", "assistant"] = "user") -> lg.Item:
+    return lg.Item(
+        lg.item_id("open_question", turn, text), "open_question", turn, speaker, text, un.unit(text)
+    )
 
 
 @given(st.sampled_from(CONSTRAINTS), st.lists(st.sampled_from(FILLER), max_size=4), st.booleans())
@@ -118,9 +126,7 @@ def test_a_rule_summarised_in_its_own_words_is_not_inverted() -> None:
 
 def test_an_open_question_reported_as_decided_is_inverted() -> None:
     text = "Should the nightly export include soft-deleted rows?"
-    q = lg.Item(
-        lg.item_id("open_question", 4, text), "open_question", 4, "user", text, un.unit(text)
-    )
+    q = _question(text, 4)
     settled = check(
         q, read_summary("The user agreed the nightly export includes soft-deleted rows.")
     )
@@ -131,9 +137,7 @@ def test_an_open_question_reported_as_decided_is_inverted() -> None:
 
 def test_a_question_reported_kept_or_going_one_way_is_decided_unless_still_asked() -> None:
     text = "Should we also archive the audit tables after the move?"
-    q = lg.Item(
-        lg.item_id("open_question", 3, text), "open_question", 3, "user", text, un.unit(text)
-    )
+    q = _question(text)
     for said in (
         "Audit tables: going with no archive; the move leaves them in place.",
         "The audit tables stay live after the move; archiving them was ruled out.",
@@ -234,9 +238,7 @@ def test_a_turned_rule_summarised_in_its_former_form_is_stale() -> None:
 
 def test_an_open_question_stated_as_fact_is_reported_settled() -> None:
     text = "Should the staging cluster keep its own database?"
-    item = lg.Item(
-        lg.item_id("open_question", 4, text), "open_question", 4, "user", text, un.unit(text)
-    )
+    item = _question(text, 4)
     got = check(item, read_summary("- The staging cluster keeps its own database."))
     assert (got.verdict, got.reason) == ("contradicted", "settled")
     for still_open in (
@@ -251,9 +253,7 @@ def test_an_open_question_stated_as_fact_is_reported_settled() -> None:
     )
     assert check(item, read_summary(passing)).verdict != "contradicted"
     topic = "What about the retries?"
-    raised = lg.Item(
-        lg.item_id("open_question", 4, topic), "open_question", 4, "user", topic, un.unit(topic)
-    )
+    raised = _question(topic, 4)
     assert check(raised, read_summary("- Retries: done.")).verdict != "contradicted"
 
 
@@ -297,9 +297,7 @@ def test_a_revision_stated_in_the_former_words_with_its_new_value_is_kept() -> N
 
 def test_an_open_question_the_summary_marks_open_is_kept() -> None:
     text = "Should failed webhook deliveries be retried with backoff or dropped after one try?"
-    item = lg.Item(
-        lg.item_id("open_question", 3, text), "open_question", 3, "assistant", text, un.unit(text)
-    )
+    item = _question(text, speaker="assistant")
     for kept in (
         "- Webhook retry policy: waiting on the platform team.",
         "- Retry policy for webhooks is still open.",
