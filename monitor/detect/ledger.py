@@ -468,7 +468,9 @@ def add(ledger: Ledger, new: Sequence[Item]) -> Ledger:
 
 #: A revision that takes an item out altogether.
 _REVOKE: Final = re.compile(
-    r"(?<!n't )(?<!n\u2019t )(?<!not )(?<!dont )(?<!never )\b(?:forget|ignore)\b|"
+    r"\b(?:forget|ignore)(?<!n't forget)(?<!n\u2019t forget)(?<!not forget)(?<!dont forget)"
+    r"(?<!never forget)(?<!n't ignore)(?<!n\u2019t ignore)(?<!not ignore)(?<!dont ignore)"
+    r"(?<!never ignore)\b|"
     r"\b(?:never ?mind|drop the|no longer|don't worry about|do not worry about|"
     r"no need|scrap|ditch|you can skip|doesn't matter|does not matter|not needed|cancel)\b",
     re.IGNORECASE,

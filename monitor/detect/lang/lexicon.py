@@ -532,8 +532,9 @@ UPDATE: Final = re.compile(
     r"\bscratch that\b|\bcorrection\b|\bchanged (?:my|his|her|their|our) mind\b|"
     r"\bon second thought\b|\bnew plan\b|"
     # "Forget the limit" withdraws a rule; "don't forget the limit" reminds of it.
-    r"(?<!n't )(?<!not )(?<!dont )(?<!never )"
-    r"(?:\bforget (?:about )?(?:the|that|it|my)\b|\bignore\b)|"
+    r"\bforget(?<!n't forget)(?<!not forget)(?<!dont forget)(?<!never forget) "
+    r"(?:about )?(?:the|that|it|my)\b|"
+    r"\bignore(?<!n't ignore)(?<!not ignore)(?<!dont ignore)(?<!never ignore)\b|"
     r"\bnever ?mind\b|\bdon'?t worry about\b|\bno need\b|\bdrop the\b|\bmoving to\b|"
     r"\bmove to\b|\bturns out\b|\bwe decided\b|\bdecided\b",
     re.IGNORECASE,
