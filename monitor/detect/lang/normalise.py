@@ -15,7 +15,7 @@ from typing import Final
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang.literals import may_match
-from monitor.detect.lang.twins import lowers_in_place
+from monitor.detect.lang.twins import lowercase_twin, lowers_in_place
 
 _QUOTES: Final = str.maketrans(
     {
@@ -39,6 +39,8 @@ _CONTRACTION: Final = re.compile(
     re.IGNORECASE,
 )
 _EXPANDED: Final = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": " am", "s": ""}
+#: ``_CONTRACTION`` without ``re.IGNORECASE``, for an ASCII text lower-cased (``twins``).
+_CONTRACTION_LOWER: Final = lowercase_twin(_CONTRACTION)
 
 #: The kinds of word, in the order they are tried: code in backticks, a URL, a tag, a path, a
 #: number with its unit, a run of letters.
@@ -242,30 +244,50 @@ def normalise(text: str) -> str:
     return text
 
 
-def _expand(m: re.Match[str]) -> str:
-    g = m.groups()
-    if g[0] or g[1]:
-        return (g[0] or g[1]) + " not"
-    if g[2]:
+def _expanded(branch: int, written: str) -> str:
+    """What a contraction stands for, by the branch of ``_CONTRACTION`` that matched it (each
+    branch holds one group, so the last group matched names it) and that group as written."""
+    if branch <= 2 or branch == 5:
+        return written + " not"
+    if branch == 3:
         return "will not"
-    if g[3]:
+    if branch == 4:
         return "shall not"
-    if g[4]:
-        return g[4] + " not"
-    if g[5]:
+    if branch == 6:
         return "is not"
-    if g[6]:
-        return g[6] + " is"
-    if g[7]:
+    if branch == 7:
+        return written + " is"
+    if branch == 8:
         return "let us"
-    return _EXPANDED[g[8].lower()]
+    return _EXPANDED[written.lower()]
+
+
+def _expand(m: re.Match[str]) -> str:
+    branch = m.lastindex or 0
+    return _expanded(branch, m.group(branch))
 
 
 def expand_contractions(text: str) -> str:
-    """``don't`` -> ``do not``, ``it's`` -> ``it is``; bare forms (``dont``) are words' work."""
+    """``don't`` -> ``do not``, ``it's`` -> ``it is``; bare forms (``dont``) are words' work.
+
+    An ASCII text is searched lower-cased by the pattern's twin (same length, so the same
+    places), the groups read back as written: a case-blind scan costs a fold at every step."""
     if "'" not in text and "cannot" not in text.lower():
         return text
-    return _CONTRACTION.sub(_expand, text)
+    if not text.isascii() or _CONTRACTION_LOWER is _CONTRACTION:
+        return _CONTRACTION.sub(_expand, text)
+    out: list[str] = []
+    at = 0
+    for m in _CONTRACTION_LOWER.finditer(text.lower()):
+        branch = m.lastindex or 0
+        start, end = m.span(branch)
+        out.append(text[at : m.start()])
+        out.append(_expanded(branch, text[start:end]))
+        at = m.end()
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=_TEXT_MEMO)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterator
 from typing import Final
 
 from monitor.detect.lang import lexicon as lx
@@ -162,6 +163,9 @@ _CLAUSE_COMMA: Final = re.compile(
 )
 #: Any of these may open a clause: a cheap test before the clause expressions run.
 _MAY_SPLIT: Final = re.compile(r",|\s(?:but|because|since|so|otherwise|or else|and)\s", re.I)
+#: The two without ``re.IGNORECASE``, for an ASCII sentence lower-cased (``twins``).
+_CLAUSE_COMMA_LOWER: Final = lowercase_twin(_CLAUSE_COMMA)
+_MAY_SPLIT_LOWER: Final = lowercase_twin(_MAY_SPLIT)
 _FRAME_OPENERS: Final = lx.word_set(
     """
 for in on at with when if while during before after unless until once whenever whether
@@ -475,9 +479,16 @@ def _items(part: str) -> list[str]:
 def clauses(sentence: str) -> tuple[str, ...]:
     """A sentence's clauses when it has several (a contrast, a reason, a second subject or
     request); the sentence alone otherwise. A leading frame ("For the app, never …") stays on."""
-    if _MAY_SPLIT.search(sentence) is None:
-        return (sentence,)
-    pieces = [q for p in _CLAUSE_COMMA.split(sentence) for q in _second_requests(p.strip(" ,"))]
+    if sentence.isascii():
+        low = sentence.lower()
+        if _MAY_SPLIT_LOWER.search(low) is None:
+            return (sentence,)
+        split = _cut_at(sentence, _CLAUSE_COMMA_LOWER.finditer(low))
+    else:
+        if _MAY_SPLIT.search(sentence) is None:
+            return (sentence,)
+        split = _CLAUSE_COMMA.split(sentence)
+    pieces = [q for p in split for q in _second_requests(p.strip(" ,"))]
     pieces = [p for p in pieces if any(ch.isalpha() for ch in p)]
     if len(pieces) < 2:
         return (sentence,)
@@ -492,6 +503,20 @@ _AND: Final = re.compile(
     r"\s+and\s+(?:then\s+|also\s+)?(?=(\w+))",
     re.IGNORECASE,
 )
+_AND_LOWER: Final = lowercase_twin(_AND)
+
+
+def _cut_at(text: str, matches: Iterator[re.Match[str]]) -> list[str]:
+    """``text`` cut at ``matches`` (of a pattern without groups, none empty) as ``re.split``
+    cuts it: the matches of a twin in the lower-cased text (same places) cut the text as
+    written."""
+    out: list[str] = []
+    at = 0
+    for m in matches:
+        out.append(text[at : m.start()])
+        at = m.end()
+    out.append(text[at:])
+    return out
 
 
 #: Verbs that are mostly adjectives in a list ("short, clear and friendly").
@@ -520,7 +545,8 @@ def _second_requests(piece: str) -> list[str]:
     holds two requests."""
     out: list[str] = []
     start = 0
-    for m in _AND.finditer(piece):
+    ascii_ = piece.isascii()  # then searched lower-cased by the twin: the same places
+    for m in (_AND_LOWER if ascii_ else _AND).finditer(piece.lower() if ascii_ else piece):
         word = (m.group(1) or m.group(2) or m.group(3)).lower()
         if word in lx.VERBS and word not in _ADJECTIVE_VERBS and m.start() > start:
             out.append(piece[start : m.start()])
