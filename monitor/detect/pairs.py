@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
 from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
@@ -169,50 +170,75 @@ def _index(u: Unit) -> _Index:
                 by_head.setdefault(st[: un.HEAD], []).append(st)
             by_initial.setdefault(st[:1], []).append(st)
     unprefixed = set()
-    for st in u.stems:
-        if not st.startswith(_NEGATING_PREFIXES):  # one C-level test for most words
-            continue
+    for st in [st for st in u.stems if st.startswith(_NEGATING_PREFIXES)]:  # most have none
         for p in _NEGATING_PREFIXES:
             if st.startswith(p) and len(st) - len(p) >= un.HEAD:
                 unprefixed.add(st[len(p) :])
+    # The stems in one string: a mark none of them holds is not looked for stem by stem (most
+    # units have no hyphen, no path and no reversing prefix).
+    flat = " ".join(u.stems)
+    hyphens = "-" in flat
     idx = _Index(
         stems=frozenset(u.stems),
         keys=frozenset(u.keys),
-        joined=frozenset(a + b for a, b in itertools.pairwise(u.stems))
-        | frozenset(st.replace("-", "") for st in u.stems if "-" in st),
+        joined=_joined(u.stems, hyphens),
         weights=dict(zip(u.stems, u.weights, strict=True)),
         by_head={h: tuple(v) for h, v in by_head.items()},
         by_initial={h: tuple(v) for h, v in by_initial.items()},
-        basenames=frozenset(
-            form
-            for st in u.stems
-            if "/" in st and "/" in st.strip("/")
-            for seg in st.split("/")
-            if len(seg) >= _MIN_SEGMENT and not seg.endswith(":")
-            for form in (seg, stem(seg))
-        ),
-        parts=frozenset(
-            p
-            for st in u.stems
-            if "-" in st and st.isascii() and "/" not in st
-            for p in st.split("-")
-            if len(p) >= _MIN_SEGMENT and p.isalpha()
-        ),
+        basenames=_basenames(u.stems) if "/" in flat else frozenset(),
+        parts=_parts(u.stems) if hyphens else frozenset(),
         unprefixed=frozenset(unprefixed),
-        reversed_=tuple(
-            st[len(p) :]
-            for st in u.stems
-            if st.startswith(un.REVERSING_PREFIXES)
-            for p in un.REVERSING_PREFIXES
-            if st.startswith(p) and len(st) - len(p) >= 3
-        ),
+        reversed_=_reversed(u.stems) if "un" in flat or "non" in flat else (),
         slots=_slots(u.norm),
-        positions={st: i for i, st in reversed(list(enumerate(u.stems)))},
+        # Each stem's first position: the later (smaller) index of a repeated stem wins.
+        positions=dict(zip(reversed(u.stems), range(len(u.stems) - 1, -1, -1), strict=True)),
     )
     if len(_indexes) >= _INDEX_MEMO:
         _indexes.clear()  # a bound on memory; entries are pure functions of the unit
     _indexes[memo_key] = idx
     return idx
+
+
+def _joined(stems: tuple[str, ...], hyphens: bool) -> frozenset[str]:
+    """Adjacent stems written as one, and hyphenated stems without their hyphens."""
+    pairs = frozenset(map(operator.add, stems, stems[1:]))
+    if not hyphens:
+        return pairs
+    return pairs | frozenset(st.replace("-", "") for st in stems if "-" in st)
+
+
+def _basenames(stems: tuple[str, ...]) -> frozenset[str]:
+    """The file and folder names of the paths and URLs among ``stems`` (and their stems)."""
+    return frozenset(
+        form
+        for st in stems
+        if "/" in st and "/" in st.strip("/")
+        for seg in st.split("/")
+        if len(seg) >= _MIN_SEGMENT and not seg.endswith(":")
+        for form in (seg, stem(seg))
+    )
+
+
+def _parts(stems: tuple[str, ...]) -> frozenset[str]:
+    """The alphabetic parts of the hyphenated words among ``stems``."""
+    return frozenset(
+        p
+        for st in stems
+        if "-" in st and st.isascii() and "/" not in st
+        for p in st.split("-")
+        if len(p) >= _MIN_SEGMENT and p.isalpha()
+    )
+
+
+def _reversed(stems: tuple[str, ...]) -> tuple[str, ...]:
+    """The stems with a reversing prefix (``un.REVERSING_PREFIXES``), without it."""
+    return tuple(
+        st[len(p) :]
+        for st in stems
+        if st.startswith(un.REVERSING_PREFIXES)
+        for p in un.REVERSING_PREFIXES
+        if st.startswith(p) and len(st) - len(p) >= 3
+    )
 
 
 def _credit(s: str, k: str, weight: int, other: _Index) -> float:
