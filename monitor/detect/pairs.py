@@ -22,6 +22,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
 from monitor.detect.lang import units as un
+from monitor.detect.lang.literals import may_match
 from monitor.detect.lang.normalise import stem
 from monitor.detect.lang.units import Cues, Unit
 
@@ -397,7 +398,14 @@ def _same_frame(a: Sequence[str], i: int, b: Sequence[str], j: int) -> bool:
 
 
 def _numeric(values: Iterable[str]) -> set[str]:
-    return {v for v in values if any(c.isdigit() for c in v)}
+    return set(filter(_has_digit, values))
+
+
+@functools.lru_cache(maxsize=8192)
+def _has_digit(value: str) -> bool:
+    """Whether a value holds a digit: a pure function of it, remembered, so ``_numeric`` runs
+    its filter in C (the same values meet every later span)."""
+    return any(c.isdigit() for c in value)
 
 
 _TELLS: Final = un.IMPERATIVE | un.NEGATED_START | un.POLITE | un.DIRECTED | un.OBLIGATION
@@ -568,6 +576,8 @@ def _clock24(m: re.Match[str]) -> str:
 
 
 _THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+#: A time of ``_CLOCK`` holds one of these: most spans hold none, and are not scanned for one.
+_CLOCK_LITERALS: Final = ("am", "pm", "a.m", "p.m")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -575,8 +585,12 @@ def numbers(text: str) -> frozenset[float]:
     """The numbers a span gives, whatever their spelling: "300dpi" and "300 dpi", "0.50" and
     ".50", "6 pm" and "18:00", "TLSv1.2" and "TLS 1.2". Read off the text, which keeps a
     version's point that the span's ``norm`` splits off."""
-    flat = _THOUSANDS.sub("", text.lower())
-    return frozenset(float(n) for n in _NUMBER.findall(_CLOCK.sub(_clock24, flat)))
+    flat = text.lower()
+    if "," in flat:
+        flat = _THOUSANDS.sub("", flat)
+    if may_match(flat, _CLOCK_LITERALS):
+        flat = _CLOCK.sub(_clock24, flat)
+    return frozenset(float(n) for n in _NUMBER.findall(flat))
 
 
 #: A name's parts: its words and numbers ("actions/checkout@v4": actions, checkout, v, 4;
