@@ -294,14 +294,19 @@ def expand_contractions(text: str) -> str:
 def raw_words(text: str) -> tuple[str, ...]:
     """The words of a text as written (case kept), contractions expanded, bare ones too."""
     body = expand_contractions(normalise(text))
+    if "`" not in body:
+        # No code, the one word that may hold a space: each whitespace-separated chunk is read
+        # on its own (no word crosses one, and a space is no word character), and chunks recur
+        # far more than texts.
+        return tuple(itertools.chain.from_iterable(map(_chunk_words, body.split())))
     if "/" not in body and "\\" not in body and "www." not in body:
         # No URL, path or word pair ("dev/test") can be in it: each word is its own forms.
-        if "`" not in body:
-            # Nor code, the one word that may hold a space: each whitespace-separated chunk is
-            # read on its own (no word crosses one, and a space is no word character), and
-            # chunks recur far more than texts.
-            return tuple(itertools.chain.from_iterable(map(_chunk_words, body.split())))
         return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(body))))
+    return _words_of(body)
+
+
+def _words_of(body: str) -> tuple[str, ...]:
+    """``raw_words``' words of a text already normalised, by the whole pattern."""
     out: list[str] = []
     for m in _WORD.finditer(body):
         w = m.group(0)
@@ -314,9 +319,13 @@ def raw_words(text: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=_WORD_MEMO)
 def _chunk_words(chunk: str) -> tuple[str, ...]:
-    """``raw_words``' words of one whitespace-separated chunk of a text without "/", "\\",
-    "www." or "`" (a pure function of the chunk, remembered)."""
-    return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(chunk))))
+    """``raw_words``' words of one whitespace-separated chunk of a text without "`" (a pure
+    function of the chunk, remembered). A URL or a path ends where its chunk does (at a space,
+    or the text's end, which its look-ahead reads alike), so a chunk is read as the whole text
+    would read it there; one without "/", "\\" or "www." holds neither."""
+    if "/" not in chunk and "\\" not in chunk and "www." not in chunk:
+        return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(chunk))))
+    return _words_of(chunk)
 
 
 @functools.lru_cache(maxsize=_WORD_MEMO)
