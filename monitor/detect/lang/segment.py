@@ -129,6 +129,9 @@ _SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 _CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-{1,2}\s+|\s*:\s+(?=[A-Za-z])")
 #: An item number inside a line ("rules: 1) US spelling 2) no adverbs"): a list typed inline.
 _INLINE_NUMBER: Final = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)](?=\s)")
+#: What every match of ``_INLINE_NUMBER`` holds: a search for it skips to each digit, where
+#: that pattern tries its look-behind at every character.
+_ITEM_NUMBER: Final = re.compile(r"\d[.)]\s")
 #: A label that announces a list of rules ("Ground rules for the docs:", "house style:",
 #: "a few things:"): after its colon, commas separate items rather than clauses.
 _LIST_HEAD: Final = re.compile(
@@ -456,7 +459,8 @@ def _items(part: str) -> list[str]:
     ("1) … 2) …", or "4) … 5) …" continuing a list), and at commas after a label that
     announces a list ("seasonal rules: halloween out by nov 1, xmas in by nov 3"). Each item
     binds on its own, and a later message restates one of them, not the line."""
-    numbers = list(_INLINE_NUMBER.finditer(part))
+    # Every item number is a digit and a stop or bracket before a space: most lines have none.
+    numbers = list(_INLINE_NUMBER.finditer(part)) if _ITEM_NUMBER.search(part) else []
     if _counts_up([int(m.group(1)) for m in numbers]):
         cuts = [0, *(m.start() for m in numbers), len(part)]
         items = [part[a:b] for a, b in itertools.pairwise(cuts)]
