@@ -16,8 +16,9 @@ import math
 import operator
 import re
 from collections.abc import Iterable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
+import msgspec
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
@@ -123,8 +124,11 @@ def _typo(a: str, b: str) -> bool:
     return OSA.distance(a, b, score_cutoff=2) <= (1 if max(len(a), len(b)) <= 8 else 2)
 
 
-class _Index(NamedTuple):
-    """Look-up sets of a unit, built once per distinct unit (``_index``)."""
+class _Index(msgspec.Struct, frozen=True, gc=False):
+    """Look-up sets of a unit, built once per distinct unit (``_index``). A struct rather than a
+    named tuple: a pair reads its fields tens of times, and a struct's field is a plain slot
+    where a named tuple's is a descriptor looked up on every read. Not tracked by the garbage
+    collector (it holds no cycle), like the units."""
 
     stems: frozenset[str]
     keys: frozenset[str]
