@@ -306,13 +306,20 @@ def _cover(mine: Unit, other: Unit) -> _Cover:
 
 def _cover_of(mine: Unit, other: Unit) -> _Cover:
     idx = _index(other)
-    other_w = idx.weights
+    other_w, stems, keys, joined = idx.weights, idx.stems, idx.keys, idx.joined
     got = total = exact = concept = miss_content = 0.0
     missed: list[int] = []
     for i, (s, k, w) in enumerate(zip(mine.stems, mine.keys, mine.weights, strict=True)):
-        weight = WEIGHT[max(w, other_w.get(s, 0))]
+        ow = other_w.get(s, 0)
+        weight = WEIGHT[w if w >= ow else ow]  # the higher salience, without a call to max
         total += weight
-        c = EXACT if s in idx.stems else _credit(s, k, w, idx)  # the first test, inline
+        # ``_credit``'s first two tests inline: most words match exactly or by concept.
+        if s in stems:
+            c = EXACT
+        elif k in keys or s in joined:
+            c = CONCEPT
+        else:
+            c = _credit(s, k, w, idx)
         if c:
             got += weight * c
             if c == EXACT:
