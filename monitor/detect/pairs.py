@@ -609,9 +609,11 @@ def numbers(text: str) -> frozenset[float]:
 _PARTS: Final = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 
 
+@functools.lru_cache(maxsize=8192)
 def _parts_of(name: str) -> frozenset[str]:
     """A name's parts, each without a plural "s" ("IPs" is the plural of "IP"; stemming
-    leaves names as written)."""
+    leaves names as written): a pure function of the name, remembered, as the names of
+    remembered instructions meet every later span."""
     return frozenset(p[:-1] if len(p) > 2 and p[-1] == "s" else p for p in _PARTS.findall(name))
 
 
@@ -620,7 +622,7 @@ def _uncontained(mine: set[str], theirs: set[str]) -> set[str]:
     in "actions/checkout@v4") or are all held by one ("v4" in it)."""
     if not mine or not theirs:
         return mine
-    split = [_parts_of(t) for t in theirs]
+    split = list(map(_parts_of, theirs))
     out = set()
     for n in mine:
         parts = _parts_of(n)
