@@ -226,10 +226,13 @@ def scored(
     """
     if not m.units:
         return []
-    rows = [(u, kind, un.heads(u)) for u, kind in zip(m.units, m.kinds, strict=True)]
-    every = frozenset().union(*(uh for _, _, uh in rows))
+    heads = [un.heads(u) for u in m.units]
+    rows = [(u, kind, uh, len(uh)) for u, kind, uh in zip(m.units, m.kinds, heads, strict=True)]
+    every = frozenset().union(*heads)
     seen: set[str] = set()
-    found: list[tuple[float, int, tuple[Instruction, Unit, int]]] = []
+    # Each candidate behind its sort key: the most overlapping, then the newest, then the
+    # first found (``n`` is unique, so the candidate itself is never compared).
+    found: list[tuple[float, int, int, tuple[Instruction, Unit, int]]] = []
     n = 0  # the candidate's rank in ``candidates``' order
     for ins in history:
         if ins.turn >= turn:
@@ -243,16 +246,20 @@ def scored(
         if eh.isdisjoint(every) or ins.unit.norm in seen:
             continue
         seen.add(ins.unit.norm)
-        for u, kind, uh in rows:
-            if eh.isdisjoint(uh):
+        ne = len(eh)
+        for u, kind, uh, nl in rows:
+            # ``_overlap_of`` inline, its keys shared counted once for both tests.
+            shared = len(eh & uh)
+            if not shared:
                 continue
-            o = _overlap_of(eh, uh)
+            small, large = (ne, nl) if ne <= nl else (nl, ne)
+            o = shared / small + 0.5 * shared / large
             if o >= MIN_OVERLAP:
-                found.append((o, n, (ins, u, kind)))
+                found.append((-o, -ins.turn, n, (ins, u, kind)))
             n += 1
     if len(found) > limit:
-        found.sort(key=lambda t: (-t[0], -t[2][0].turn, t[1]))
-    return [c for _, _, c in found[:limit]]
+        found.sort()  # by the key each row starts with, compared in C (no key function)
+    return [c for _, _, _, c in found[:limit]]
 
 
 def semantic_scored(
