@@ -682,11 +682,13 @@ def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
         and len(content_l) == 1
         and _same_frame(e.stems, content_e[0], l_.stems, content_l[0])
     )
-    clash = _clashes(e, l_)
-    agree = len(set(e.poles) & set(l_.poles))
-    unpaired = len({p for p, _ in e.poles} ^ {p for p, _ in l_.poles})
+    if e.poles or l_.poles:
+        clash = _clashes(e, l_)
+        agree = len(set(e.poles) & set(l_.poles))
+        unpaired = len({p for p, _ in e.poles} ^ {p for p, _ in l_.poles})
+    else:
+        clash = agree = unpaired = 0  # most pairs: no pole on either side
     pol_differs = int(e.polarity != l_.polarity)
-    keys_e, keys_l = set(e.keys), set(l_.keys)
     short, long_ = (e.norm, l_.norm) if len(e.norm) <= len(l_.norm) else (l_.norm, e.norm)
     row = [
         fuzz.ratio(e.norm, l_.norm) / 100.0,
@@ -724,8 +726,9 @@ def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
         agree,
         unpaired,
         float(pol_differs != clash % 2),
-        float(bool(set(l_.rejected) & keys_e)),
-        float(bool(set(e.rejected) & keys_l)),
+        # Most spans reject nothing: their keys are not read.
+        float(bool(l_.rejected) and not set(e.keys).isdisjoint(l_.rejected)),
+        float(bool(e.rejected) and not set(l_.keys).isdisjoint(e.rejected)),
         _inversions(e, il),
         _swapped(ie, il),
         *_form_vector(e.form),
