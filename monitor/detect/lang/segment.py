@@ -421,7 +421,7 @@ def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
     out: list[tuple[str, bool]] = []
     if "1." in body and _DOTTED_NUMBER.search(body):  # every match holds "1."
         body = "\n".join(_numbered_inline(line) for line in body.split("\n"))
-    for part in _SENTENCE_END.split(_protect(body)):
+    for part in _sentence_split(_protect(body)):
         part = _LIST_MARKER.sub("", part, count=1)
         asks = part.rstrip(" \"')*").endswith("?")
         for item in _items(part):
@@ -430,6 +430,29 @@ def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
                 if piece and any(ch.isalpha() for ch in piece):
                     out.append((piece, asks))
     return tuple(out)
+
+
+#: Where a match of ``_SENTENCE_END`` may start: after a stop, or at a line break.
+_STOP_OR_BREAK: Final = re.compile(r"[.!?\n]")
+
+
+def _sentence_split(text: str) -> list[str]:
+    """``_SENTENCE_END.split(text)``, the pattern tried only where a match can start: just
+    after a stop (its look-behind) or at a line break. A scan tries the look-behind at every
+    character; a text has few stops, and a search for them skips to each."""
+    out: list[str] = []
+    at, tried = 0, -1
+    for stop in _STOP_OR_BREAK.finditer(text):
+        start = stop.start() if stop.group() == "\n" else stop.end()
+        if start < at or start == tried:
+            continue  # inside the last match, or tried already
+        tried = start
+        m = _SENTENCE_END.match(text, start)
+        if m is not None:
+            out.append(text[at : m.start()])
+            at = m.end()
+    out.append(text[at:])
+    return out
 
 
 #: "1. " inside a line, as in "rules: 1. no logos 2. no emojis".

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from monitor.detect.lang import segment
 from monitor.detect.lang.segment import clauses, output_line, pieces, prose, sentences
 
 
@@ -123,3 +124,13 @@ def test_bulleted_rules_are_typed_not_output() -> None:
     text = "Checklist for the report:\n\u2022 oil level in litres\n\u2022 battery voltage"
     assert prose(text) == text
     assert sentences(text)[1:] == ("oil level in litres", "battery voltage")
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", "b c", ".", "!", "?", '"', ")", "]", " ", "\n", "\t"]), max_size=30
+    ).map("".join)
+)
+def test_sentences_are_cut_where_the_whole_pattern_cuts(text: str) -> None:
+    """The cut tried only after stops and at line breaks is the pattern's own split."""
+    assert segment._sentence_split(text) == segment._SENTENCE_END.split(text)
