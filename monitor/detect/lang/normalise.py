@@ -299,10 +299,31 @@ def raw_words(text: str) -> tuple[str, ...]:
         # on its own (no word crosses one, and a space is no word character), and chunks recur
         # far more than texts.
         return tuple(itertools.chain.from_iterable(map(_chunk_words, body.split())))
-    if "/" not in body and "\\" not in body and "www." not in body:
-        # No URL, path or word pair ("dev/test") can be in it: each word is its own forms.
-        return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(body))))
-    return _words_of(body)
+    if "://" not in body and "www." not in body:
+        return _around_code(body)  # code, but no URL: the same chunks between the code
+    return _words_of(body)  # a URL may hold a backtick: the whole pattern decides
+
+
+#: Code in backticks alone (``_WORD``'s first kind).
+_CODE_ALONE: Final = re.compile(_CODE)
+
+
+def _around_code(body: str) -> tuple[str, ...]:
+    """``raw_words``' words of a text with code but no URL: each piece of code where
+    ``_CODE_ALONE`` finds it, and the text between read chunk by chunk (``_chunk_words``).
+
+    Without a URL no word but code holds a backtick, so the whole pattern tries code at every
+    backtick it reaches, and reaches every one outside code; it finds the code a search for
+    code alone finds. Between two pieces no word crosses a space, and a word that ends at a
+    backtick ends there as at a text's end (a path's last letter, a number's unit)."""
+    out: list[str] = []
+    at = 0
+    for m in _CODE_ALONE.finditer(body):
+        out.extend(itertools.chain.from_iterable(map(_chunk_words, body[at : m.start()].split())))
+        out.extend(_forms(m.group(0)))
+        at = m.end()
+    out.extend(itertools.chain.from_iterable(map(_chunk_words, body[at:].split())))
+    return tuple(out)
 
 
 def _words_of(body: str) -> tuple[str, ...]:
@@ -319,10 +340,11 @@ def _words_of(body: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=_WORD_MEMO)
 def _chunk_words(chunk: str) -> tuple[str, ...]:
-    """``raw_words``' words of one whitespace-separated chunk of a text without "`" (a pure
-    function of the chunk, remembered). A URL or a path ends where its chunk does (at a space,
-    or the text's end, which its look-ahead reads alike), so a chunk is read as the whole text
-    would read it there; one without "/", "\\" or "www." holds neither."""
+    """``raw_words``' words of one whitespace-separated chunk of a text without code, or
+    between two pieces of code (a pure function of the chunk, remembered). A URL or a path
+    ends where its chunk does (at a space, or the text's end, which its look-ahead reads
+    alike), so a chunk is read as the whole text would read it there; one without "/", "\\"
+    or "www." holds neither."""
     if "/" not in chunk and "\\" not in chunk and "www." not in chunk:
         return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(chunk))))
     return _words_of(chunk)

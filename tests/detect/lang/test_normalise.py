@@ -140,6 +140,7 @@ _PIECES = st.sampled_from(
         *("don't", "it's", "Bob's", "dont", "e-mail", "10k", "2:30", "$20", ".5", "a.5", "#tag"),
         *("@x", "dev/test", "`x y`", "www.x.io", " ", "\t", "\u2003", "\x1c", "\u00a0", "\n"),
         *(",", ".", "src/a.py", "https://x.io/a?b=1).", "C:\\d\\f.txt", "s3://b/x/", "/"),
+        *("x`y z`w", "`a/b.py`", "`", "10ms`x`"),
     ]
 )
 #: The bare-decimal pattern as first written, with its look-behind first.
@@ -149,8 +150,8 @@ _BARE_DECIMAL_FIRST = re.compile(r"(?<![\w.])\.(?=\d)")
 @given(st.lists(_PIECES | st.text(max_size=4), max_size=12).map(" ".join))
 def test_words_are_read_alike_by_chunk_and_over_the_whole_text(text: str) -> None:
     """The readings that skip work (a text without slashes read by the plain pattern, one
-    without code chunk by chunk, paths and URLs too, the bare decimal found from its stop) read
-    what the whole pattern reads over the whole text."""
+    without code chunk by chunk, paths and URLs too, one without a URL around its code, the
+    bare decimal found from its stop) read what the whole pattern reads over the whole text."""
     body = nz.expand_contractions(nz.normalise(text))
     whole: list[str] = []
     for m in nz._WORD.finditer(body):
@@ -164,4 +165,6 @@ def test_words_are_read_alike_by_chunk_and_over_the_whole_text(text: str) -> Non
         assert tuple(itertools.chain.from_iterable(map(nz._chunk_words, body.split()))) == tuple(
             whole
         )
+    if "://" not in body and "www." not in body:
+        assert nz._around_code(body) == tuple(whole)
     assert nz._BARE_DECIMAL.sub("0.", text) == _BARE_DECIMAL_FIRST.sub("0.", text)
