@@ -316,12 +316,17 @@ def _contrasted(ws: tuple[str, ...]) -> tuple[str, ...]:
 
 #: First words of the phrasal verbs: a word that opens none needs no look-up.
 _PHRASE_STARTS: Final = frozenset(p.split()[0] for p in lx.PHRASES)
+#: Their second words: a phrase of two or three words is looked up only before one.
+_PHRASE_SECONDS: Final = frozenset(p.split()[1] for p in lx.PHRASES if len(p.split()) > 1)
 
 
 def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
     """Phrasal verbs as the one word they mean ("leave out" -> "omit")."""
     if _PHRASE_STARTS.isdisjoint(ws):
         return ws, raw
+    # Words hold no space, so a phrase's words are words of the span: most spans have no
+    # particle left after an object, and most openers no phrase's second word after them.
+    particles = not _SPLIT_PARTICLES.isdisjoint(ws)
     out_w: list[str] = []
     out_r: list[str] = []
     i = 0
@@ -331,7 +336,7 @@ def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
             out_r.append(raw[i])
             i += 1
             continue
-        for n in (3, 2):
+        for n in (3, 2) if i + 1 < len(ws) and ws[i + 1] in _PHRASE_SECONDS else ():
             phrase = " ".join(ws[i : i + n])
             if len(ws) - i >= n and phrase in lx.PHRASES:
                 out_w.append(lx.PHRASES[phrase])
@@ -339,7 +344,7 @@ def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
                 i += n
                 break
         else:
-            j = _split_particle(ws, i)
+            j = _split_particle(ws, i) if particles else 0
             if j:
                 # "leave the phone number out of it": the verb's meaning, the object, no particle
                 meaning = lx.PHRASES[f"{ws[i]} {ws[j]}"]
