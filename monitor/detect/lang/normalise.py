@@ -259,7 +259,10 @@ def _expanded(branch: int, written: str) -> str:
         return written + " is"
     if branch == 8:
         return "let us"
-    return _EXPANDED[written.lower()]
+    found = _EXPANDED.get(written.lower())
+    if found is None:  # a letter the case-blind pattern matched that NFKC makes ASCII (long s)
+        found = _EXPANDED[unicodedata.normalize("NFKC", written).lower()]
+    return found
 
 
 def _expand(m: re.Match[str]) -> str:

@@ -28,6 +28,12 @@ def test_contractions_expand_with_or_without_the_apostrophe() -> None:
     assert words("we\u2019d rather not") == ("we", "would", "rather", "not")
 
 
+@given(st.sampled_from(["we", "you", "they", "it", "I"]), st.text(max_size=3))
+def test_a_contraction_letter_any_case_blind_match_finds_expands(subject: str, tail: str) -> None:
+    for letter in ("s", "S", "\u017f", "\u212a"):  # the long s and the Kelvin sign fold to ASCII
+        nz.expand_contractions(f"{subject}'{letter}{tail}")
+
+
 def test_values_have_one_spelling() -> None:
     assert [value(w) for w in ("10k", "02:30", "$20", "3.50", "1.5k", "25MB")] == [
         "10000",
