@@ -73,22 +73,28 @@ class Model(msgspec.Struct, frozen=True):
     trained: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-def _tree_source(
-    nodes: Sequence[tuple[int, float, int, int, float]], k: int, depth: int, at: int, out: list[str]
-) -> None:
+def _tree_source(nodes: Sequence[tuple[int, float, int, int, float]], at: int = 0) -> str:
+    """A tree as one conditional expression: its leaf's value."""
     feature, threshold, left, right, value = nodes[at]
-    pad = "    " * depth
     if feature < 0:
-        out.append(f"{pad}s{k} += {value!r}")
-        return
-    out.append(f"{pad}if x{feature} <= {threshold!r}:")
-    _tree_source(nodes, k, depth + 1, left, out)
-    out.append(f"{pad}else:")
-    _tree_source(nodes, k, depth + 1, right, out)
+        return repr(value)
+    return (
+        f"({_tree_source(nodes, left)} if x{feature} <= {threshold!r} "
+        f"else {_tree_source(nodes, right)})"
+    )
+
+
+#: Trees added in one expression statement (a bound on the expression's depth).
+_TREES_PER_SUM: Final = 32
 
 
 def _compile_gbt(model: Model) -> Callable[[Sequence[float]], tuple[float, ...]]:
-    """One Python function summing every tree (raw class scores), built from the model."""
+    """One Python function summing every tree (raw class scores), built from the model.
+
+    Each class's trees are added to its score in the model's order, several to a statement
+    (``s0 = s0 + (tree) + (tree) …``, each tree a conditional expression): the same additions in
+    the same order as one ``s0 += value`` per tree, so the same floats, without a store and a
+    load of the score for each tree."""
     n = len(model.classes)
     # Each feature is read once into a local, as a float: a local load is cheaper than an index,
     # the trees read each feature hundreds of times, and a float-to-float comparison takes
@@ -98,10 +104,13 @@ def _compile_gbt(model: Model) -> Callable[[Sequence[float]], tuple[float, ...]]
     width = len(model.features)
     lines = ["def raw(x):", "    " + ", ".join(f"x{i}" for i in range(width)) + ", = map(float, x)"]
     lines.extend(f"    s{k} = 0.0" for k in range(n))
-    body: list[str] = []
+    by_class: list[list[str]] = [[] for _ in range(n)]
     for k, nodes in model.trees:
-        _tree_source(nodes, k, 1, 0, body)
-    lines.extend(body)
+        by_class[k].append(_tree_source(nodes))
+    for k, trees in enumerate(by_class):
+        for at in range(0, len(trees), _TREES_PER_SUM):
+            terms = " + ".join(trees[at : at + _TREES_PER_SUM])
+            lines.append(f"    s{k} = s{k} + {terms}")
     lr = model.learning_rate
     init = model.init
     lines.append(
