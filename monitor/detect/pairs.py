@@ -24,7 +24,7 @@ from rapidfuzz.distance import OSA
 
 from monitor.detect.lang import units as un
 from monitor.detect.lang.literals import may_match
-from monitor.detect.lang.normalise import stem
+from monitor.detect.lang.normalise import clock24, stem
 from monitor.detect.lang.units import Cues, Unit
 
 #: Weight of a word by salience class (GENERIC .. VALUE) when measuring coverage.
@@ -594,8 +594,7 @@ _CLOCK: Final = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?m\b\.?")
 
 
 def _clock24(m: re.Match[str]) -> str:
-    hour = int(m.group(1)) % 12 + (12 if m.group(3) == "p" else 0)
-    return f"{hour}:{m.group(2) or '00'}"
+    return clock24(m.group(1), m.group(2), m.group(3))
 
 
 _THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")

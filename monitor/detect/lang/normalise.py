@@ -60,6 +60,11 @@ _NUMBER_UNIT: Final = re.compile(r"^\$?(\d+(?:\.\d+)?)(%|[a-z]{1,3})?$")
 _TIME: Final = re.compile(r"^(\d{1,2}):(\d{2})$")
 #: A time of day on the 12-hour clock ("8pm", "8:30am"), read as the 24-hour one.
 _CLOCK12: Final = re.compile(r"^(\d{1,2})(?::(\d{2}))?([ap])m$")
+#: A 12-hour time written apart ("6 pm", "6:30 p.m."): joined into one word ("6pm"), which
+#: ``value`` reads as "18:00" like the time written together.
+_SPACED_CLOCK: Final = re.compile(r"\b(\d{1,2}(?::\d{2})?)\s+([ap])\.?m\b\.?", re.IGNORECASE)
+#: What a time written apart holds: a space and "am" or "pm" in any case, dotted or not.
+_CLOCK_MARKS: Final = tuple(f" {h}{d}{m}" for h in "aApP" for d in ("", ".") for m in "mM")
 #: Two plain words joined by a slash ("dev/test", "and/or"), not a path.
 _WORD_PAIR: Final = re.compile(r"^[A-Za-z]{2,12}/[A-Za-z]{2,12}$")
 #: "90 percent" is "90%"; "version no. 3" is "version number 3" (not a "no").
@@ -239,6 +244,8 @@ def normalise(text: str) -> str:
         text = _SCALED.sub(lambda m: m.group(1) + _SCALE_SUFFIX[m.group(2).lower()], text)
     if "." in text:
         text = _BARE_DECIMAL.sub("0.", text)
+    if may_match(text, _CLOCK_MARKS):
+        text = _SPACED_CLOCK.sub(lambda m: f"{m.group(1)}{m.group(2).lower()}m", text)
     if ("o." in text or "O." in text or "r." in text) and _holds(text, _ABBREVIATED_NUMBER):
         text = _NUMBER_ABBREVIATION.sub(lambda m: f"{m.group(1) or ''} number".lstrip(), text)
     return text
@@ -382,6 +389,12 @@ def is_value(word: str) -> bool:
     return word.startswith("`") or _CODE_SHAPE.search(word) is not None or "%" in word
 
 
+def clock24(hour: str, minutes: str | None, half: str) -> str:
+    """A 12-hour time as "H:MM" on the 24-hour clock ("6", None, "p" -> "18:00"): the one
+    reading of "am"/"pm" (``value`` and ``pairs.numbers``)."""
+    return f"{int(hour) % 12 + (12 if half.lower() == 'p' else 0)}:{minutes or '00'}"
+
+
 @functools.lru_cache(maxsize=_WORD_MEMO)
 def value(word: str) -> str:
     """The canonical spelling of a value: ``10k`` -> ``10000``, ``02:30`` -> ``2:30``,
@@ -393,8 +406,7 @@ def value(word: str) -> str:
         return f"{int(t.group(1))}:{t.group(2)}"
     c = _CLOCK12.match(low)
     if c and 1 <= int(c.group(1)) <= 12:
-        hour = int(c.group(1)) % 12 + (12 if c.group(3) == "p" else 0)
-        return f"{hour}:{c.group(2) or '00'}"
+        return clock24(c.group(1), c.group(2), c.group(3))
     m = _NUMBER_UNIT.match(low)
     if m:
         number, unit = m.group(1), m.group(2) or ""

@@ -28,6 +28,17 @@ def test_contractions_expand_with_or_without_the_apostrophe() -> None:
     assert words("we\u2019d rather not") == ("we", "would", "rather", "not")
 
 
+@given(st.integers(1, 12), st.sampled_from(["", ":05", ":30"]), st.sampled_from("apAP"))
+def test_a_12_hour_time_reads_the_same_written_apart_or_together(
+    hour: int, minutes: str, half: str
+) -> None:
+    together = f"send it at {hour}{minutes}{half}m"
+    for apart in (f"send it at {hour}{minutes} {half}m", f"send it at {hour}{minutes} {half}.m."):
+        assert words(apart) == words(together), apart
+    h24 = hour % 12 + (12 if half in "pP" else 0)
+    assert value(f"{hour}{minutes}{half}m") == f"{h24}:{minutes[1:] or '00'}"
+
+
 @given(st.sampled_from(["we", "you", "they", "it", "I"]), st.text(max_size=3))
 def test_a_contraction_letter_any_case_blind_match_finds_expands(subject: str, tail: str) -> None:
     for letter in ("s", "S", "\u017f", "\u212a"):  # the long s and the Kelvin sign fold to ASCII
