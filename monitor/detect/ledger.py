@@ -365,8 +365,8 @@ def _new(cls: ItemClass, turn: int, speaker: Literal["user", "assistant"], liter
     return Item(item_id(cls, turn, literal), cls, turn, speaker, literal, un.unit(literal))
 
 
-#: Words that point back at what an earlier sentence named ("never overwrite anything there",
-#: "keep them in the body").
+#: Words that point back at what an earlier sentence named ("never rename anything there",
+#: "keep them out of the appendix").
 _DEICTIC: Final = frozenset(
     {"it", "them", "they", "those", "these", "there", "either", "both", "that", "this"}
 )
@@ -543,13 +543,13 @@ _WAS: Final = re.compile(r"\b(?:was|were|used to|had been)\b")
 _NOW: Final = re.compile(r"\bnow\b")
 
 
-#: A permission ("deploys on Friday are fine if …", "we can say it once", "X is back in"): it
+#: A permission ("emails on Sunday are fine after noon", "we can use it once", "X is allowed"): it
 #: relaxes whatever rule forbids or limits what it allows.
 _PERMITS: Final = re.compile(
     r"\b(?:(?:is|are|would be|will be) (?:fine|ok|okay|allowed|permitted|acceptable|back in)|"
     r"(?:you|we|they|it) (?:can|may) (?!only\b|not\b)|can be exempt|is exempt|are exempt)\b"
 )
-#: An addition to a list a rule closes ("Add Node.js samples too", "include Spain as well").
+#: An addition to a list a rule closes ("add orange charts too", "include the EU as well").
 _EXTENDS: Final = re.compile(
     r"\b(?:add|include|allow)\b.*\b(?:too|as well|also)\b|\balso (?:add|include|allow)\b"
 )

@@ -63,7 +63,7 @@ ALIGNED_SETTLED: Final = 0.25
 ALIGNED_DECLARED: Final = 0.7
 DECLARED_SHARE: Final = 0.2
 DECLARED_MIN_WORDS: Final = 4
-#: How much of an open question a summary line that marks it open ("waiting on Priya", "to
+#: How much of an open question a summary line that marks it open ("waiting on legal", "to
 #: be decided", "A or B?") must hold to carry it: summaries name the matter in a few words.
 #: The validation domains gave the same figures from 0.2 to 0.45 and lost a right flag below;
 #: 0.25 was the best on the training domains.
@@ -340,7 +340,7 @@ def _contradiction(
       former wording than the current, not the current, and without the revision's own values,
       which no other sentence gives either (``revised``: "Price: $169, was $179" states the
       revision, whatever a later line says of the old price); where the revision turned the
-      rule ("deploys on Friday are fine" for "don't deploy on a Friday"), nearer the former
+      rule ("emails on Sunday are fine" for "never email on a Sunday"), nearer the former
       form is enough, however close the current one reads;
     * ``settled``: an open question that the sentence reports as decided, in itself or in
       the line it was cut from (``line``), or states as fact (``_declared``).

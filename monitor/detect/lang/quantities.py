@@ -171,8 +171,8 @@ def moved(earlier: str, later: str) -> bool:
 
 
 def _bare_alike(q: Quantity, o: Quantity) -> bool:
-    """Two numbers that name nothing but are of one marked kind ("more than 2% of rows" and
-    "bump it to 5%"): under an announced change, the share or the price it sets anew."""
+    """Two numbers that name nothing but are of one marked kind ("more than 3% of the lines"
+    and "raise it to 8%"): under an announced change, the share or the price it sets anew."""
     return not q.anchors and not o.anchors and bool(q.kind) and q.kind == o.kind
 
 
