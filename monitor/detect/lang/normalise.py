@@ -61,8 +61,9 @@ _TIME: Final = re.compile(r"^(\d{1,2}):(\d{2})$")
 #: A time of day on the 12-hour clock ("8pm", "8:30am"), read as the 24-hour one.
 _CLOCK12: Final = re.compile(r"^(\d{1,2})(?::(\d{2}))?([ap])m$")
 #: A 12-hour time written apart ("6 pm", "6:30 p.m."): joined into one word ("6pm"), which
-#: ``value`` reads as "18:00" like the time written together.
-_SPACED_CLOCK: Final = re.compile(r"\b(\d{1,2}(?::\d{2})?)\s+([ap])\.?m\b\.?", re.IGNORECASE)
+#: ``value`` reads as "18:00" like the time written together. A stop after the "m" is left
+#: where it is: it may end the sentence ("at 6 pm. Then …").
+_SPACED_CLOCK: Final = re.compile(r"\b(\d{1,2}(?::\d{2})?)\s+([ap])\.?m\b", re.IGNORECASE)
 #: What a time written apart holds: a space and "am" or "pm" in any case, dotted or not.
 _CLOCK_MARKS: Final = tuple(f" {h}{d}{m}" for h in "aApP" for d in ("", ".") for m in "mM")
 #: Two plain words joined by a slash ("dev/test", "and/or"), not a path.

@@ -37,6 +37,9 @@ def test_a_12_hour_time_reads_the_same_written_apart_or_together(
         assert words(apart) == words(together), apart
     h24 = hour % 12 + (12 if half in "pP" else 0)
     assert value(f"{hour}{minutes}{half}m") == f"{h24}:{minutes[1:] or '00'}"
+    for stop in (f"{half}m.", f"{half}.m."):  # a stop after the time still ends the sentence
+        joined = normalise(f"Send it at {hour}{minutes} {stop} Then stop.")
+        assert joined.startswith(f"Send it at {hour}{minutes}{half.lower()}m. Then"), joined
 
 
 @given(st.sampled_from(["we", "you", "they", "it", "I"]), st.text(max_size=3))
