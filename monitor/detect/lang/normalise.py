@@ -15,7 +15,7 @@ from typing import Final
 
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang.literals import may_match
-from monitor.detect.lang.twins import lowercase_twin, lowers_in_place
+from monitor.detect.lang.twins import lowercase_twin, lowers_in_place, sub_as_written
 
 _QUOTES: Final = str.maketrans(
     {
@@ -287,18 +287,14 @@ def expand_contractions(text: str) -> str:
         return text
     if not text.isascii() or _CONTRACTION_LOWER is _CONTRACTION:
         return _CONTRACTION.sub(_expand, text)
-    out: list[str] = []
-    at = 0
-    for m in _CONTRACTION_LOWER.finditer(text.lower()):
-        branch = m.lastindex or 0
-        start, end = m.span(branch)
-        out.append(text[at : m.start()])
-        out.append(_expanded(branch, text[start:end]))
-        at = m.end()
-    if not out:
-        return text
-    out.append(text[at:])
-    return "".join(out)
+    return sub_as_written(_CONTRACTION_LOWER, text, text.lower(), _expand_as_written)
+
+
+def _expand_as_written(m: re.Match[str], text: str) -> str:
+    """``_expand`` of a twin's match in the lower-cased text, its group read as written."""
+    branch = m.lastindex or 0
+    start, end = m.span(branch)
+    return _expanded(branch, text[start:end])
 
 
 @functools.lru_cache(maxsize=_TEXT_MEMO)

@@ -9,6 +9,7 @@ without the flag, in a third of the time or less.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 #: Letters ``re.IGNORECASE`` matches with an ASCII letter that they do not lower-case to (the
@@ -69,3 +70,21 @@ def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
     if not pattern.flags & re.IGNORECASE or not _caseless(pattern.pattern):
         return pattern
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+def sub_as_written(
+    twin: re.Pattern[str], text: str, low: str, replace: Callable[[re.Match[str], str], str]
+) -> str:
+    """``text`` with each match of ``twin`` in ``low`` (``text.lower()``, the same length, so
+    the same places) replaced by ``replace(match, text)``, which reads what it needs of the
+    text as written: a pattern's ``sub`` without its case fold at every step."""
+    out: list[str] = []
+    at = 0
+    for m in twin.finditer(low):
+        out.append(text[at : m.start()])
+        out.append(replace(m, text))
+        at = m.end()
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)

@@ -19,7 +19,7 @@ from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import segment
 from monitor.detect.lang.literals import may_match, needed
 from monitor.detect.lang.normalise import is_value, key, raw_words, stem, value
-from monitor.detect.lang.twins import lowercase_twin
+from monitor.detect.lang.twins import lowercase_twin, sub_as_written
 
 #: Salience of a word: its weight when measuring overlap.
 GENERIC: Final = 0  # verbs almost every instruction has ("keep", "use", "make")
@@ -690,16 +690,11 @@ def _unreminded(span: str) -> str:
     low = span.lower()
     if not may_match(low, _REMINDER_LITERALS):
         return span
-    out: list[str] = []
-    at = 0
-    for m in _REMINDER_LOWER.finditer(low):
-        out.append(span[at : m.start()])
-        out.append(" ")
-        at = m.end()
-    if not out:
-        return span
-    out.append(span[at:])
-    return "".join(out)
+    return sub_as_written(_REMINDER_LOWER, span, low, _cut)
+
+
+def _cut(_m: re.Match[str], _text: str) -> str:
+    return " "
 
 
 def _cue_counts(
