@@ -24,7 +24,7 @@ from rapidfuzz.distance import OSA
 
 from monitor.detect.lang import units as un
 from monitor.detect.lang.literals import may_match
-from monitor.detect.lang.normalise import clock24, stem
+from monitor.detect.lang.normalise import clock24, stem, without_thousands
 from monitor.detect.lang.units import Cues, Unit
 
 #: Weight of a word by salience class (GENERIC .. VALUE) when measuring coverage.
@@ -597,7 +597,6 @@ def _clock24(m: re.Match[str]) -> str:
     return clock24(m.group(1), m.group(2), m.group(3))
 
 
-_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
 #: A time of ``_CLOCK`` holds one of these: most spans hold none, and are not scanned for one.
 _CLOCK_LITERALS: Final = ("am", "pm", "a.m", "p.m")
 
@@ -607,9 +606,7 @@ def numbers(text: str) -> frozenset[float]:
     """The numbers a span gives, whatever their spelling: "300dpi" and "300 dpi", "0.50" and
     ".50", "6 pm" and "18:00", "TLSv1.2" and "TLS 1.2". Read off the text, which keeps a
     version's point that the span's ``norm`` splits off."""
-    flat = text.lower()
-    if "," in flat:
-        flat = _THOUSANDS.sub("", flat)
+    flat = without_thousands(text.lower())
     if may_match(flat, _CLOCK_LITERALS):
         flat = _CLOCK.sub(_clock24, flat)
     return frozenset(float(n) for n in _NUMBER.findall(flat))

@@ -228,6 +228,11 @@ def _holds(text: str, needles: tuple[str, ...]) -> bool:
     return may_match(text.lower(), needles)
 
 
+def without_thousands(text: str) -> str:
+    """The text with no thousands separator in its numbers ("12,000" is "12000")."""
+    return _THOUSANDS.sub("", text) if "," in text else text
+
+
 def normalise(text: str) -> str:
     """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits,
     a scale in words onto its number ("2 million" as "2m"), a leading zero on bare decimals."""
@@ -235,8 +240,7 @@ def normalise(text: str) -> str:
         if not unicodedata.is_normalized("NFKC", text):  # a quick check, most often enough
             text = unicodedata.normalize("NFKC", text)
         text = _straightened(text)
-    if "," in text:
-        text = _THOUSANDS.sub("", text)
+    text = without_thousands(text)
     if _may_spell(text):
         text = _spell_numbers(text)
     if ("per" in text or "pct" in text) and _holds(text, _PERCENT_WORDS):
