@@ -34,6 +34,11 @@ def _item(text: str) -> lg.Item:
     return lg.Item(lg.item_id("constraint", 3, text), "constraint", 3, "user", text, un.unit(text))
 
 
+def _revises(rule: str, said: str) -> bool:
+    """Whether a user message saying ``said`` revises a ledger holding ``rule`` alone."""
+    return bool(lg.revisions(lg.Ledger(items=(_item(rule),)), un.read(said).sentences))
+
+
 def _question(text: str, turn: int = 3, speaker: Literal["user", "assistant"] = "user") -> lg.Item:
     return lg.Item(
         lg.item_id("open_question", turn, text), "open_question", turn, speaker, text, un.unit(text)
@@ -162,9 +167,7 @@ def test_a_question_reported_kept_or_going_one_way_is_decided_unless_still_asked
 def test_a_statement_giving_a_rule_a_new_value_revises_it(
     rule: str, said: str, revises: bool
 ) -> None:
-    item = _item(rule)
-    got = lg.revisions(lg.Ledger(items=(item,)), un.read(said).sentences)
-    assert bool(got) is revises
+    assert _revises(rule, said) is revises
 
 
 def test_a_revision_stated_in_the_summary_is_not_stale_for_an_old_value_elsewhere() -> None:
@@ -223,9 +226,7 @@ def test_a_change_announced_revises_the_rule_it_is_about() -> None:
 def test_a_permission_revises_the_rule_that_forbids_or_closes_it(
     rule: str, said: str, revises: bool
 ) -> None:
-    item = _item(rule)
-    got = lg.revisions(lg.Ledger(items=(item,)), un.read(said).sentences)
-    assert bool(got) is revises, said
+    assert _revises(rule, said) is revises, said
 
 
 def test_a_turned_rule_summarised_in_its_former_form_is_stale() -> None:
