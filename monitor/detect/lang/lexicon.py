@@ -498,14 +498,16 @@ PHRASES: Final = {
     "prior to": "before",
 }
 
+#: How a speaker marks that they said it before: "I (already / clearly / just …) said".
+_SAID_HOW: Final = r"(?:(?:already|literally|clearly|just|specifically|explicitly|expressly)\s+)?"
 #: Phrases that say the message repeats something said before.
 REMINDER: Final = re.compile(
     r"\bagain\b|\bonce more\b|\bone more time\b|\breminder\b|\bremind(?:ing)?\b|"
     r"\bremember\b|\bdon'?t forget\b|\bdo not forget\b|\bhow many times\b|"
-    r"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have)?\s+(?:already\s+)?(?:said|mentioned|noted|told|"
+    rf"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have)?\s+{_SAID_HOW}(?:said|mentioned|noted|told|"
     r"asked|wrote|explained|agreed|discussed|requested|stated|say|tell|write|mention)\b|"
     r"\bas previously (?:instructed|mentioned|said|discussed|agreed|stated|requested|noted)\b|"
-    r"\b(?:i|we)\s*(?:'ve|have)?\s+(?:already\s+)?(?:said|told you|asked you|asked for|"
+    rf"\b(?:i|we)\s*(?:'ve|have)?\s+{_SAID_HOW}(?:said|told you|asked you|asked for|"
     r"mentioned|explained)\b|\btold you\b|\balready (?:said|asked|told|mentioned)\b|"
     r"\bas\s+(?:noted|mentioned|discussed|agreed|requested|stated|said|instructed|asked)\b|"
     r"\bper my (?:earlier|previous|last|first)\b|\bearlier i\b|\bbefore i\b|"

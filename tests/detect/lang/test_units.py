@@ -80,6 +80,12 @@ def test_a_message_is_read_into_sentences_clauses_and_a_short_whole() -> None:
     assert m.cues.reminder == 1
 
 
+def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
+    for said in ("i clearly said the exports stay in UTF-8", "Like I just mentioned, two reviewers."):
+        assert read(said).cues.reminder == 1, said
+    assert read("I just want the exports in UTF-8").cues.reminder == 0
+
+
 def test_a_reminder_not_to_forget_announces_no_change() -> None:
     for reminder in ("Don't forget that the invoices go to Ines.", "never ignore the lint errors"):
         assert read(reminder).cues.update == 0, reminder
