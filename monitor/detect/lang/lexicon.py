@@ -528,7 +528,11 @@ FRUSTRATION: Final = re.compile(
 
 #: Phrases that announce a changed value or a withdrawn instruction.
 UPDATE: Final = re.compile(
-    r"\binstead\b|\bactually\b|\brather\b|\bswitch(?:ed|ing)?\b|"
+    r"\binstead\b|\bactually\b|\brather\b|"
+    # A switch names where to: "the relay must never switch" is a rule, not a change.
+    r"\bswitch(?:ed|ing)?\s+(?:\S+\s+){0,3}?(?:to|over|back|from)\b|"
+    # "any change to the API" names a change; "change it to 20" makes one.
+    r"(?<!\bany )(?<!\ba )(?<!\bthe )(?<!\bevery )(?<!\beach )(?<!\bno )"
     r"\bchange[sd]? (?:it |that |this )?to\b|"
     r"\bfrom now on\b|\bgoing forward\b|\bno longer\b|\banymore\b|\bany more\b|\breplace[sd]?\b|"
     r"\bscratch that\b|\bcorrection\b|\bchanged (?:my|his|her|their|our) mind\b|"
@@ -536,7 +540,9 @@ UPDATE: Final = re.compile(
     # "Forget the limit" withdraws a rule; "don't forget the limit" reminds of it.
     r"\bforget(?<!n't forget)(?<!not forget)(?<!dont forget)(?<!never forget) "
     r"(?:about )?(?:the|that|it|my)\b|"
-    r"\bignore(?<!n't ignore)(?<!not ignore)(?<!dont ignore)(?<!never ignore)\b|"
+    # "ignore the old limit" withdraws a rule; "it must ignore broadcasts" is one.
+    r"\bignore(?<!n't ignore)(?<!not ignore)(?<!dont ignore)(?<!never ignore)(?<!\bto ignore)"
+    r"(?<!should ignore)(?<!must ignore)(?<!always ignore)(?<!will ignore)\b|"
     r"\bnever ?mind\b|\bdon'?t worry about\b|\bno need\b|\bdrop the\b|\bmoving to\b|"
     r"\bmove to\b|\bturns out\b|\bwe decided\b|\bdecided\b",
     re.IGNORECASE,
