@@ -278,6 +278,10 @@ def _bound(ws: tuple[str, ...], i: int) -> int:
 _NEGATING: Final = lx.NEGATORS | lx.NEGATIVE_VERBS | {"forget"}
 
 
+#: Negators that open each item of a list of things forbidden ("no X, no Y", "never X or Y").
+_LIST_NEGATORS: Final = frozenset({"no", "never"})
+
+
 def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     """Negations of the predicate, and the bound words with their (turned) sides.
 
@@ -292,6 +296,7 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     else:
         bounds = {i: b for i, w in enumerate(ws) if w in _BOUND_WORDS and (b := _bound(ws, i))}
     count = 0
+    listed = False  # a "no" or "never" counted: another one is the next item of a list
     for i, w in enumerate(ws):
         if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
             continue
@@ -300,6 +305,10 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
             if near is not None and w not in lx.NEGATIVE_VERBS:
                 bounds[near] = -bounds[near]
                 continue
+            if w in _LIST_NEGATORS:
+                if listed:
+                    continue  # "no Wh and no MWh" forbids two things; it does not cancel out
+                listed = True
             count += 1
     return count, bounds
 

@@ -19,6 +19,12 @@ def test_polarity_counts_negations_of_the_predicate() -> None:
     assert unit("don't forget to run the tests").polarity == 0
 
 
+def test_a_list_of_things_forbidden_is_one_negation() -> None:
+    assert unit("no tabs and no trailing spaces").polarity == 1
+    assert unit("never squash, never rebase").negations == 1
+    assert unit("No, never squash the history.").polarity == 1
+
+
 def test_a_contrastive_not_names_an_alternative_and_negates_nothing() -> None:
     u = unit("Use pnpm, not yarn")
     assert u.polarity == 0 and "yarn" in u.rejected
