@@ -728,11 +728,16 @@ def read(text: str) -> Message:
     kinds: list[int] = []
     sentence_units: list[Unit] = []
     parts: list[tuple[Unit, ...]] = []
+    joined_texts: list[str] = []  # the whole message's sentences
     for s, asks in sents:
         whole = unit(s, None, asks)
         if not whole.stems:
+            if whole.negations and whole.norm.partition(" ")[0] != "no":
+                # "Never." negates the fragments beside it; "No." answers a question
+                joined_texts.append(s)
             continue
         sentence_units.append(whole)
+        joined_texts.append(whole.text)
         units.append(whole)
         kinds.append(SENTENCE)
         pieces = segment.clauses(s)
@@ -750,7 +755,7 @@ def read(text: str) -> Message:
     n_words = sum(u.n_words for u in sentence_units)
     if len(sentence_units) > 1 and n_words <= WHOLE_MESSAGE_WORDS:
         asks_any = any(asks for _, asks in sents)
-        joined = unit(" ".join(u.text for u in sentence_units), None, asks_any)
+        joined = unit(" ".join(joined_texts), None, asks_any)
         if any(u.form & CHECKS for u in sentence_units) and all(
             u.form & (QUESTION | IN_QUESTION) for u in sentence_units
         ):

@@ -103,6 +103,12 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
     assert read("I just want the exports in UTF-8").cues.reminder == 0
 
 
+def test_a_negating_fragment_stays_in_the_whole_message() -> None:
+    m = read("You pushed to prod. Never. Push. To prod.")
+    assert m.kinds[-1] == un.WHOLE and m.units[-1].polarity == 1
+    assert read("You pushed to prod. Push. To prod.").units[-1].polarity == 0
+
+
 def test_a_reminder_not_to_forget_announces_no_change() -> None:
     for reminder in ("Don't forget that the invoices go to Ines.", "never ignore the lint errors"):
         assert read(reminder).cues.update == 0, reminder
