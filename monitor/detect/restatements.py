@@ -421,6 +421,7 @@ class _Reading(msgspec.Struct, gc=False):
     cues: un.Cues
     x: tuple[float, ...]
     turned: bool
+    kind: int = un.SENTENCE
     changed: bool | None = None
     #: The probabilities ``scorer`` gave ``x``, and which scorer.
     scorer: sc.Scorer | None = None
@@ -428,7 +429,12 @@ class _Reading(msgspec.Struct, gc=False):
 
     def changes_value(self) -> bool:
         if self.changed is None:
-            self.changed = changes_value(self.e, self.u, self.cues)
+            cues = self.cues
+            if cues.update and self.kind == un.SENTENCE and not un.announces(self.u.text):
+                # A change announced in another sentence ("they moved the call to 3 instead
+                # of 2") changes nothing this one says.
+                cues = msgspec.structs.replace(cues, update=0)
+            self.changed = changes_value(self.e, self.u, cues)
         return self.changed
 
     def probabilities(self, scorer: sc.Scorer) -> tuple[float, float]:
@@ -452,7 +458,7 @@ def _reading(e: Unit, u: Unit, cues: un.Cues, kind: int) -> _Reading:
         if len(_read) >= _READ_MEMO:
             _read.clear()
         x = tuple(features(e, u, cues, kind))
-        found = _read[memo_key] = _Reading(e, u, cues, x, opposite(e, u))
+        found = _read[memo_key] = _Reading(e, u, cues, x, opposite(e, u), kind)
     return found
 
 

@@ -237,3 +237,19 @@ def test_a_heading_names_no_instruction_and_restates_none(heading: str) -> None:
     # The heading's own instruction is still read, and still restated.
     again = find_restatements(earlier, f"{heading}: count every shelf twice, please.", 2, cfg)
     assert again
+
+
+def test_a_change_announced_in_another_sentence_changes_nothing_in_this_one() -> None:
+    cfg = DetectConfig()
+    earlier = "Please send the supplier invoices to the finance inbox rather than to Dana directly."
+    later = (
+        "Dana got two more supplier invoices this week. I did ask that supplier invoices go to "
+        "the finance inbox and not to her personally. Please make sure they do from now on."
+    )
+    m = un.read(later)
+    changed = {
+        g.unit.text: g.changed
+        for g in restatements.gated_pairs(restatements.instructions_in(earlier, 0, cfg), m, 2, cfg)
+    }
+    assert changed[m.sentences[1].text] is False
+    assert changed[m.units[-1].text] is True  # the whole message holds the announcement

@@ -702,6 +702,14 @@ def _unreminded(span: str) -> str:
     return sub_as_written(_REMINDER_LOWER, span, low, _cut)
 
 
+def announces(span: str) -> bool:
+    """Whether ``span`` itself announces a change (``lexicon.UPDATE``)."""
+    low = span.lower()
+    if low.isascii():
+        return may_match(low, _CUE_LITERALS[2]) and _CUES_LOWER[2].search(low) is not None
+    return lx.UPDATE.search(span) is not None
+
+
 def _cut(_m: re.Match[str], _text: str) -> str:
     return " "
 

@@ -93,12 +93,19 @@ def test_content_words_that_can_announce_a_change_announce_none_as_content() -> 
         "The importer should ignore rows without an id.",
     ):
         assert read(rule).cues.update == 0, rule
-    for change in ("Change it to 30 days.", "Switch the queue over to Redis.", "Ignore the old cap."):
+    for change in (
+        "Change it to 30 days.",
+        "Switch the queue over to Redis.",
+        "Ignore the old cap.",
+    ):
         assert read(change).cues.update == 1, change
 
 
 def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
-    for said in ("i clearly said the exports stay in UTF-8", "Like I just mentioned, two reviewers."):
+    for said in (
+        "i clearly said the exports stay in UTF-8",
+        "Like I just mentioned, two reviewers.",
+    ):
         assert read(said).cues.reminder == 1, said
     assert read("I just want the exports in UTF-8").cues.reminder == 0
 
