@@ -221,6 +221,18 @@ def test_a_change_announced_revises_the_rule_it_is_about() -> None:
         ("Charts in blue and grey only.", "We can only use blue charts.", False),
         ("Never email customers on a Sunday.", "Emails on Sunday are not fine.", False),
         ("Cite every source in the footnotes.", "Footnotes are fine.", False),  # forbids nothing
+        # What a rule rejects, permitted ("A, not B" forbids B).
+        (
+            "Write release notes in English, not German.",
+            "We can write German release notes for the Berlin office.",
+            True,
+        ),
+        # A permission names the matter in a few words (``RELAXES_OVERLAP``).
+        (
+            "Post the launch clips on Instagram and YouTube only, no TikTok.",
+            "TikTok is back in for the UK creators.",
+            True,
+        ),
     ],
 )
 def test_a_permission_revises_the_rule_that_forbids_or_closes_it(
