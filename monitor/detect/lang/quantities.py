@@ -142,7 +142,7 @@ def other_value(earlier: str, later: str) -> bool:
         if q.value in said:
             continue
         for o in theirs:
-            if o.value in own or not (q.anchors & o.anchors):
+            if o.value in own or not (q.anchors & o.anchors or _bound_alike(q, o)):
                 continue
             if q.kind and o.kind and q.kind != o.kind:
                 continue
@@ -163,7 +163,7 @@ def moved(earlier: str, later: str) -> bool:
     own = {q.value for q in mine}
     return any(
         o.value not in own
-        and (bool(q.anchors & o.anchors) or _bare_alike(q, o))
+        and (bool(q.anchors & o.anchors) or _bare_alike(q, o) or _bound_alike(q, o))
         and not (q.kind and o.kind and q.kind != o.kind)
         for q in mine
         for o in theirs
@@ -174,6 +174,12 @@ def _bare_alike(q: Quantity, o: Quantity) -> bool:
     """Two numbers that name nothing but are of one marked kind ("more than 3% of the lines"
     and "raise it to 8%"): under an announced change, the share or the price it sets anew."""
     return not q.anchors and not o.anchors and bool(q.kind) and q.kind == o.kind
+
+
+def _bound_alike(q: Quantity, o: Quantity) -> bool:
+    """A later limit that names nothing ("the limit is 500", "cap it at 3") and an earlier one
+    on the same side ("under 400 words"): the same bound set anew."""
+    return not o.anchors and o.bound != 0 and o.bound == q.bound and q.kind == o.kind
 
 
 __all__ = ["Quantity", "moved", "other_value", "quantities"]

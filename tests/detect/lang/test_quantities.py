@@ -85,3 +85,12 @@ def test_a_number_linked_to_its_subject_measures_it(n: int, m: int) -> None:
     later = _norm(f"To finish sooner worker_pool_size is {m} for the rebuild.")
     assert other_value(earlier, later) is (n != m)
     assert not other_value(earlier, _norm(f"The rebuild took {m + n} minutes."))
+
+
+@given(st.integers(2, 900), st.integers(2, 900))
+def test_a_limit_that_names_nothing_sets_the_bound_on_its_side(n: int, m: int) -> None:
+    rule = _norm(f"Keep each changelog entry under {n} words.")
+    assert other_value(rule, _norm(f"For the release notes the limit is {m}.")) is (m > n)
+    assert moved(rule, _norm(f"Make the cap {m}.")) is (m != n)
+    # A bound on the other side is another matter ("at least 3 reviewers").
+    assert not other_value(rule, _norm(f"For the release notes we need at least {m}."))
