@@ -485,6 +485,9 @@ _REVOKED_NAME: Final = re.compile(
     r"things?)\b|\s*[,.;:!?]|\s+(?:i|we|you)\b|\s*$)",
     re.IGNORECASE,
 )
+_RULE_WORD: Final = re.compile(
+    r"\s+(?:rules?|requirements?|constraints?|instructions?)\b", re.IGNORECASE
+)
 
 
 #: How much a user sentence announcing a change must share with a constraint to revise it
@@ -657,10 +660,16 @@ def _named_revoked(sentence: str, constraints: Sequence[Item]) -> str | None:
     words = set(name.keys) | set(name.stems)
     if not name.keys:
         return None
+    # Called a rule in so many words ("the origin-first rule"), a name is a nickname: half of
+    # its words among the rule's are enough.
+    need = len(name.keys) / 2 if _RULE_WORD.match(sentence, m.end()) else len(name.keys)
     best: tuple[float, str] | None = None
     for it in constraints:
         held = set(it.current.keys) | set(it.current.stems)
-        if all(k in held or st in held for k, st in zip(name.keys, name.stems, strict=True)):
+        if (
+            sum(k in held or st in held for k, st in zip(name.keys, name.stems, strict=True))
+            >= need
+        ):
             rank = len(words & held) / len(words)
             if best is None or rank > best[0]:
                 best = (rank, it.id)

@@ -193,6 +193,11 @@ def test_a_rule_revoked_by_a_short_name_goes() -> None:
     [(revoked, _)] = lg.revisions(ledger, said.sentences)
     assert revoked == rule.id
     assert lg.revisions(ledger, un.read("Forget the cover page, I'll do it.").sentences) == []
+    # Called a rule, a nickname needs half of its words among the rule's.
+    said = un.read("Scrap the bar-first rule, it clutters the slides.")
+    assert lg.revisions(ledger, said.sentences) == [(rule.id, said.sentences[0].text)]
+    said = un.read("Scrap the bar-first layout, it clutters the slides.")
+    assert lg.revisions(ledger, said.sentences) == []
 
 
 def test_a_change_announced_revises_the_rule_it_is_about() -> None:
