@@ -152,6 +152,30 @@ def specifies(u: Unit) -> bool:
         u.form & un.IMPERATIVE
         or (_LABELLED.match(u.text.lower()) and u.n_words <= 16)
         or _COPULA_VALUE.match(u.norm)
+        or (not u.form and _verbless(u.norm))
+    )
+
+
+#: Words of a verbless note that tell what happened or what comes, not a setting ("about 40
+#: people yesterday", "2 more things").
+_NOT_SETTING: Final = lx.word_set("yesterday ago last earlier previously more")
+_FINITE_AUXILIARIES: Final = lx.word_set("""
+do does did is are was were be been am will would shall should must can could may might have
+has had
+""")
+
+
+def _verbless(norm: str) -> bool:
+    """A span without a finite verb ("Total budget $12,000", "two-sided tests at alpha 0.05"):
+    a setting noted, as a brief gives its terms."""
+    words = norm.split()
+    return (
+        bool(words)
+        and words[0] not in lx.SUBJECT_OPENERS  # "the suite takes 9 minutes" describes
+        and lx.FINITE.isdisjoint(words)
+        and _FINITE_AUXILIARIES.isdisjoint(words)
+        and _NOT_SETTING.isdisjoint(words)
+        and not words[0].endswith("ed")  # "Deployed 3 builds" reports
     )
 
 

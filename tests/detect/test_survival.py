@@ -355,6 +355,11 @@ def test_an_announced_change_sets_a_bare_share_anew() -> None:
         ("Fix the flaky test please.", False),  # asked once, politely
         ("Please always sign the commits.", True),
         ("Make sure the fixtures stay anonymised.", True),
+        ("Venue budget £4,500 all in.", True),  # noted without a verb, as a brief does
+        ("Rounding to 2 decimals on every invoice line.", True),
+        ("Around 25 guests at the dinner yesterday.", False),  # what happened
+        ("4 more questions.", False),  # what comes
+        ("Shipped 3 fixes to staging.", False),  # a report without its subject
     ],
 )
 def test_a_quantity_set_for_the_work_binds(span: str, binds: bool) -> None:
