@@ -507,13 +507,14 @@ REMINDER: Final = re.compile(
     rf"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have)?\s+{_SAID_HOW}(?:said|mentioned|noted|told|"
     r"asked|wrote|explained|agreed|discussed|requested|stated|say|tell|write|mention)\b|"
     r"\bas previously (?:instructed|mentioned|said|discussed|agreed|stated|requested|noted)\b|"
-    rf"\b(?:i|we)\s*(?:'ve|have)?\s+{_SAID_HOW}(?:said|told you|asked you|asked for|"
+    rf"\b(?:i|we)\s*(?:'ve|ve|have)?\s+{_SAID_HOW}(?:said|told you|asked you|asked for|"
     r"mentioned|explained)\b|\btold you\b|\balready (?:said|asked|told|mentioned)\b|"
     r"\bas\s+(?:noted|mentioned|discussed|agreed|requested|stated|said|instructed|asked)\b|"
     r"\bper my (?:earlier|previous|last|first)\b|\bearlier i\b|\bbefore i\b|"
     r"\b(?:twice|three times|for the (?:second|third|last|fifth|hundredth) time)\b|"
     r"\bi keep (?:saying|telling|asking)\b|\bkeep forgetting\b|\bstill\b|\bjust to be clear\b|"
-    r"\bonce again\b|\brepeat(?:ing)?\b",
+    r"\bonce again\b|\brepeat(?:ing)?\b|\breiterat\w*\b|"
+    r"\bwe(?:'ve| have)? (?:covered|been over|gone over|went over|discussed) (?:this|that)\b",
     re.IGNORECASE,
 )
 

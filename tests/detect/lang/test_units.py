@@ -108,6 +108,12 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
     ):
         assert read(said).cues.reminder == 1, said
     assert read("I just want the exports in UTF-8").cues.reminder == 0
+    for said in (
+        "Ive said it: exports in UTF-8.",
+        "We've been over this, UTF-8.",
+        "To reiterate: UTF-8.",
+    ):
+        assert read(said).cues.reminder == 1, said
 
 
 def test_a_negating_fragment_stays_in_the_whole_message() -> None:
