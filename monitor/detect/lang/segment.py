@@ -161,6 +161,8 @@ _CLAUSE_COMMA: Final = re.compile(
     r",\s+(?=\w+(?:\s+\w+)?\s+(?:is|are|was|were|will|would|can|could|should|must|does|do|did"
     r"|has|have|had|\w+n't|doesnt|dont|cant|wont|isnt|arent|didnt|wasnt|shouldnt)\b)|"
     r",\s+and\s+(?=(?:do not|don't|dont|never|please|also|then)\b)|"
+    # Unpunctuated, a second request still opens with its own marker ("… and also can you …").
+    r"\s+and\s+(?=(?:also|can you|could you|can u|pls|please)\b)|"
     r",\s+(?=(?:do not|don't|dont|never|always|please)\b)",
     re.IGNORECASE,
 )

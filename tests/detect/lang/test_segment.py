@@ -76,6 +76,10 @@ def test_clauses_split_a_negated_reason_a_second_request_and_a_contrast() -> Non
     assert clauses("use B, not A") == ("use B", "not A")
     assert clauses("For the app, never mention prices") == ("For the app, never mention prices",)
     assert clauses("Keep it short, clear and friendly") == ("Keep it short, clear and friendly",)
+    assert clauses("the backups run nightly and also can you rotate the keys") == (
+        "the backups run nightly",
+        "also can you rotate the keys",
+    )
 
 
 @given(st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=30), min_size=1, max_size=6))
