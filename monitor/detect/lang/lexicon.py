@@ -533,8 +533,9 @@ UPDATE: Final = re.compile(
     # A switch names where to: "the relay must never switch" is a rule, not a change.
     r"\bswitch(?:ed|ing)?\s+(?:\S+\s+){0,3}?(?:to|over|back|from)\b|"
     # "any change to the API" names a change; "change it to 20" makes one.
-    r"(?<!\bany )(?<!\ba )(?<!\bthe )(?<!\bevery )(?<!\beach )(?<!\bno )"
-    r"\bchange[sd]? (?:it |that |this )?to\b|"
+    # (The look-behinds follow the word: before it, they would run at every position.)
+    r"\bchange(?<!\bany change)(?<!\ba change)(?<!\bthe change)(?<!\bevery change)"
+    r"(?<!\beach change)(?<!\bno change)[sd]? (?:it |that |this )?to\b|"
     r"\bfrom now on\b|\bgoing forward\b|\bno longer\b|\banymore\b|\bany more\b|\breplace[sd]?\b|"
     r"\bscratch that\b|\bcorrection\b|\bchanged (?:my|his|her|their|our) mind\b|"
     r"\bon second thought\b|\bnew plan\b|"
