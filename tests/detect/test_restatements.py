@@ -253,3 +253,15 @@ def test_a_change_announced_in_another_sentence_changes_nothing_in_this_one() ->
     }
     assert changed[m.sentences[1].text] is False
     assert changed[m.units[-1].text] is True  # the whole message holds the announcement
+
+
+@pytest.mark.parametrize(
+    "permission",
+    ["It's not a problem to cache the map tiles.", "I don't mind if you cache the map tiles."],
+)
+def test_a_permission_put_as_a_negated_objection_never_restates_a_prohibition(
+    permission: str,
+) -> None:
+    cfg = DetectConfig()
+    history = restatements.instructions_in("Don't cache the map tiles.", 0, cfg)
+    assert not restatements.find_restatements(history, permission, 2, cfg)

@@ -278,6 +278,8 @@ def _bound(ws: tuple[str, ...], i: int) -> int:
 _NEGATING: Final = lx.NEGATORS | lx.NEGATIVE_VERBS | {"forget"}
 
 
+#: Words that a negator turns into a permission ("not a problem", "don't mind", "no objection").
+_PERMITTING: Final = frozenset({"problem", "issue", "mind", "objection", "objections", "harm"})
 #: Negators that open each item of a list of things forbidden ("no X, no Y", "never X or Y").
 _LIST_NEGATORS: Final = frozenset({"no", "never"})
 
@@ -305,6 +307,8 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
             if near is not None and w not in lx.NEGATIVE_VERBS:
                 bounds[near] = -bounds[near]
                 continue
+            if w in lx.NEGATORS and not _PERMITTING.isdisjoint(ws[i + 1 : i + 3]):
+                continue  # "not a problem to X", "I don't mind if you X" permit X
             if w in _LIST_NEGATORS:
                 if listed:
                     continue  # "no Wh and no MWh" forbids two things; it does not cancel out

@@ -25,6 +25,16 @@ def test_a_list_of_things_forbidden_is_one_negation() -> None:
     assert unit("No, never squash the history.").polarity == 1
 
 
+def test_a_negated_objection_permits() -> None:
+    for permits in (
+        "It's not a problem to cache the tiles.",
+        "I don't mind if you cache the tiles.",
+        "No objection to caching the tiles.",
+    ):
+        assert unit(permits).polarity == 0, permits
+    assert unit("Don't cache the tiles.").polarity == 1
+
+
 def test_a_contrastive_not_names_an_alternative_and_negates_nothing() -> None:
     u = unit("Use pnpm, not yarn")
     assert u.polarity == 0 and "yarn" in u.rejected
