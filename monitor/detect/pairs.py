@@ -455,10 +455,26 @@ def opposite(e: Unit, l_: Unit) -> bool:
         describes = l_.form & _DESCRIBES
         if l_.form & un.POLITE:
             describes &= ~(un.QUESTION | un.IN_QUESTION)  # "could you leave it out?" asks for it
-        if not l_.form & _TELLS or describes:
+        if (not l_.form & _TELLS or describes) and not _tells_as(e, l_):
             return False
     turned = e.polarity != pol and e.polarity_loose != loose
     return turned != ((_clashes(e, l_) + _reversals(e, l_)) % 2 == 1)
+
+
+def _tells_as(e: Unit, l_: Unit) -> bool:
+    """Whether a span read as neither telling nor describing opens with the verb the
+    instruction ``e`` tells, past its negation ("cache the map tiles" for "don't cache the map
+    tiles"): told in the same form, whether or not the verb is one the lexicon knows."""
+    if l_.form or l_.n_words < _TOLD_WORDS or not e.form & (un.IMPERATIVE | un.NEGATED_START):
+        return False  # a fragment ("FORCE-PUSH.") tells with the words beside it
+    told = [w for w in un.spoken(e.norm.split()) if w not in _NEGATING_OPENERS]
+    return bool(told) and un.opening(l_.norm.split()) == told[0]
+
+
+#: Words a span needs to tell on its own.
+_TOLD_WORDS: Final = 3
+#: What may stand before an instruction's verb to negate it ("do not", "never").
+_NEGATING_OPENERS: Final = frozenset({"do", "not", "never", "dont", "don't"})
 
 
 #: Openers that negate the clause after them as a whole ("there is no reason not to close it",

@@ -236,3 +236,18 @@ def test_a_word_spelled_short_slipped_or_inflected_is_no_swap() -> None:
     assert _changes(
         "Keep the staging bucket for the exports.", "Keep the archive bucket for the exports."
     )
+
+
+@given(
+    st.sampled_from(["geotag", "memoise", "shard", "gzip", "watermark", "upsert", "prefetch"]),
+    st.sampled_from(["the nightly exports", "every thumbnail on the site", "the audit rows"]),
+    st.sampled_from(["Don't ", "Never ", "dont "]),
+)
+def test_a_negated_rule_told_again_without_its_negation_is_opposite_whatever_its_verb(
+    verb: str, thing: str, negation: str
+) -> None:
+    # Verbs the lexicon does not know: the later span opens with the rule's own verb.
+    rule = unit(f"{negation}{verb} {thing}.")
+    assert opposite(rule, unit(f"{verb} {thing}"))
+    assert not opposite(rule, unit(f"{negation}{verb} {thing}"))
+    assert not opposite(rule, unit(f"{verb.upper()}."))  # a fragment tells with its neighbours

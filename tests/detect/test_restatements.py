@@ -257,7 +257,11 @@ def test_a_change_announced_in_another_sentence_changes_nothing_in_this_one() ->
 
 @pytest.mark.parametrize(
     "permission",
-    ["It's not a problem to cache the map tiles.", "I don't mind if you cache the map tiles."],
+    [
+        "It's not a problem to cache the map tiles.",
+        "I don't mind if you cache the map tiles.",
+        "cache the map tiles",
+    ],
 )
 def test_a_permission_put_as_a_negated_objection_never_restates_a_prohibition(
     permission: str,
@@ -265,3 +269,9 @@ def test_a_permission_put_as_a_negated_objection_never_restates_a_prohibition(
     cfg = DetectConfig()
     history = restatements.instructions_in("Don't cache the map tiles.", 0, cfg)
     assert not restatements.find_restatements(history, permission, 2, cfg)
+
+
+def test_cc_is_told_like_any_verb() -> None:
+    cfg = DetectConfig()
+    history = restatements.instructions_in("Don't cc the auditors on status mails.", 0, cfg)
+    assert not restatements.find_restatements(history, "cc the auditors on status mails", 2, cfg)

@@ -609,8 +609,8 @@ still again reminder quick note btw one more thing um well alright right yes yea
 VERBS: Final = word_set("""
 accept add adjust align allow analyse analyze answer apply approve archive arrange ask assign
 attach avoid back bake be begin block bold book break bring build bump buy calculate call cancel
-capitalise capitalize cap carry catch center change charge check choose cite clarify clean clear
-close collapse collect color combine come commit compare compile complete compress confirm
+capitalise capitalize cap carry catch cc bcc center change charge check choose cite clarify clean
+clear close collapse collect color combine come commit compare compile complete compress confirm
 connect consider contact continue convert copy correct count cover create credit crop cut
 date deal debug decide decline deduct define delete deliver deploy describe design detail
 disable discard display do document double download draft drop edit email embed enable encrypt
