@@ -207,8 +207,9 @@ def _ledger_after_user(
             ledger = lg.revise(ledger, item_id, turn, sentence)
             revising.add(sentence)
     new = list(lg.user_items(text, turn, list(remembered(m)), frozenset(revising)))
-    ledger = lg.add(ledger, new)
-    return _asking(ledger, lg.questions(text, turn, "user"))
+    open_now, pending = lg.left_open_by_asker(text, lg.questions(text, turn, "user"))
+    ledger = lg.add(ledger, [*new, *open_now])
+    return _asking(ledger, pending)
 
 
 #: Where each (class, verdict) count sits in a check's counts (``Meta.last_check``).

@@ -222,7 +222,8 @@ def promises(sentence: str) -> bool:
 
 _DEFERRED: Final = re.compile(
     r"\b(?:not sure|don't know|do not know|dont know|no idea|i'll ask|i will ask|let me ask|"
-    r"let me think|need to think|have to think|haven't decided|not decided|undecided|tbd|"
+    r"let me think|need to think|have to think|(?:haven't|hasn't|havent|hasnt) (?:yet )?decided|"
+    r"not (?:yet )?decided|undecided|tbd|"
     r"to be decided|wait for|waiting for|pending|open question|"
     r"depends|i'll check with|i will check with|get back to you|circle back|revisit|"
     r"no decision|leave it open|unknown)\b",
@@ -444,6 +445,20 @@ def questions(text: str, turn: int, speaker: Literal["user", "assistant"]) -> li
     """The questions a message asks (judged open or not when the reply comes)."""
     m = un.read(text)
     return [_new("open_question", turn, speaker, u.text) for u in m.sentences if asks(u)]
+
+
+def left_open_by_asker(text: str, asked: Sequence[Item]) -> tuple[list[Item], list[Item]]:
+    """The user's questions split into those the same message leaves open and those that wait
+    for the reply. A decision the user asks about and puts off in the same breath ("Should
+    refunds be netted? Finance hasn't decided.") is open at once: the agent's reply cannot
+    settle it, and the next message need not mention it."""
+    if not asked:
+        return [], []
+    rest = " ".join(u.text for u in un.read(text).sentences if not asks(u))
+    if not rest or not left_open(rest):
+        return [], list(asked)
+    deciding = [q for q in asked if decides(q.literal)]
+    return deciding, [q for q in asked if not decides(q.literal)]
 
 
 #: Where a promise opens inside a sentence: after an opening phrase and its comma ("For each
@@ -782,6 +797,7 @@ __all__ = [
     "assistant_items",
     "binds",
     "item_id",
+    "left_open_by_asker",
     "promised",
     "promises",
     "questions",

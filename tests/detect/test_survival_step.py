@@ -164,3 +164,20 @@ def test_a_question_pending_at_a_compaction_is_checked_and_stays_pending() -> No
     assert [q.literal for q in state.ledger.asked] == [asked]
     _, again = run([*events[:2], compaction(2, 2, f"- {RULES[3]}\n- Open: {asked}")], ON)
     assert not [f for f in again if f.signal == "dropped_item"]
+
+
+def test_a_decision_the_user_asks_about_and_puts_off_stays_open_after_the_reply() -> None:
+    asked = "Should the archive keep the raw audio files or only the transcripts?"
+    events = [
+        ev(0, 0, "user_message", text=f"{asked} Legal hasn't decided yet."),
+        ev(1, 1, "assistant_message", text="Understood, I'll keep both until they decide."),
+        ev(2, 2, "user_message", text="Next, the index page."),
+        compaction(3, 3, "- Decided: the archive keeps only the transcripts, not the raw audio."),
+    ]
+    state, flags = run(events, ON)
+    assert [q.literal for q in state.ledger.items if q.cls == "open_question"] == [asked]
+    inverted = [f for f in flags if f.signal == "inverted_item"]
+    assert [(f.original_turn, f.evidence["reason"]) for f in inverted] == [(0, "settled")]
+    # Asked without putting it off, the reply and the next message settle it, as before.
+    state, _ = run([ev(0, 0, "user_message", text=asked), *events[1:3]], ON)
+    assert not [q for q in state.ledger.items if q.cls == "open_question"]
