@@ -341,7 +341,8 @@ def _contradiction(
       which no other sentence gives either (``revised``: "Price: $169, was $179" states the
       revision, whatever a later line says of the old price); where the revision turned the
       rule ("emails on Sunday are fine" for "never email on a Sunday"), nearer the former
-      form is enough, however close the current one reads;
+      form is enough, however close the current one reads; so is a line that keeps what the
+      revision rejected ("$169, not $179": "price $179", ``_keeps_rejected``);
     * ``settled``: an open question that the sentence reports as decided, in itself or in
       the line it was cut from (``line``), or states as fact (``_declared``).
 
@@ -354,6 +355,8 @@ def _contradiction(
     if changed and x[_COV_E] >= ALIGNED_CHANGED:
         return "other_value"
     former = item.unit if item.revised_unit is not None else None
+    if former is not None and not revised and _keeps_rejected(item, u):
+        return "stale"
     if former is not None and not revised and not _fresh_values(item).intersection(u.values):
         xf = features(former, u, _NO_CUES, un.SENTENCE)
         if xf[_COV_E] > x[_COV_E]:
@@ -374,6 +377,18 @@ def _contradiction(
     ):
         return "settled"
     return None
+
+
+def _keeps_rejected(item: Item, u: Unit) -> bool:
+    """Whether ``u`` states what the item's revision rejected of it ("$169, not $179": a line
+    with "price $179"): the rejected words, the former rule's matter beside them, and none of
+    the values the revision brought."""
+    current = item.current
+    rejected = {r.lstrip("$€£") for r in current.rejected}
+    if not rejected or not rejected <= set(u.keys) | set(u.values):
+        return False
+    matter = set(item.unit.keys) - rejected
+    return not matter.isdisjoint(u.keys) and not _fresh_values(item).intersection(u.values)
 
 
 def _declared(question: Unit, x: Sequence[float]) -> bool:

@@ -540,3 +540,17 @@ def test_the_user_decides_their_own_question_and_facts_are_settled_by_the_answer
 def test_the_ledger_is_capped() -> None:
     items = [_item(f"Never touch file{i}.py.") for i in range(lg.MAX_ITEMS + 10)]
     assert len(lg.add(lg.Ledger(), items).items) == lg.MAX_ITEMS
+
+
+def test_a_line_keeping_what_a_revision_rejected_is_stale() -> None:
+    item = _item("Seat price is $48.")
+    ledger = lg.revise(lg.Ledger(items=(item,)), item.id, 7, "Sales confirmed $42, not $48.")
+    (current,) = ledger.items
+    line = (
+        '- Email 2 (June 3): opening story about the Lisbon meetup, "two days of hands-on '
+        'labs with the core team", price $48, button "Save my seat".'
+    )
+    got = check(current, read_summary(line))
+    assert (got.verdict, got.reason) == ("contradicted", "stale")
+    kept = check(current, read_summary(line.replace("$48", "$42 (was $48)")))
+    assert kept.verdict != "contradicted"
