@@ -108,6 +108,7 @@ def test_spelling_variants_and_inflections_meet() -> None:
     assert key("kept") == key("keep") == key("stays")
     assert key("db") == key("database") == key("databases")
     assert key("folders") == key("directory")
+    assert key("chars") == key("characters") and key("params") == key("parameter")
 
 
 def test_values_are_told_from_words() -> None:
