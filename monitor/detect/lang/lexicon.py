@@ -540,7 +540,11 @@ REMINDER: Final = re.compile(
     r"\bper my (?:earlier|previous|last|first)\b|\bearlier i\b|\bbefore i\b|"
     r"\b(?:twice|three times|for the (?:second|third|last|fifth|hundredth) time)\b|"
     r"\bi keep (?:saying|telling|asking)\b|\bkeep forgetting\b|\bstill\b|\bjust to be clear\b|"
-    r"\bonce again\b|\brepeat(?:ing)?\b|\breiterat\w*\b|"
+    r"\bonce again\b|\brepeat(?:ing)?\b|\breiterat\w*\b|\b(?:as|like) before\b|"
+    r"\bper (?:my|our|the) (?:note|message|request|instructions?|brief|ground rules|rules)\b|"
+    r"\bsame (?:note|point|comment|thing) as (?:last time|before)\b|\ba (?:second|third) time\b|"
+    r"\b(?:\d+|several|many|a few|multiple) times (?:now|already)\b|"
+    r"\bthe first time (?:i|we) (?:asked|said|mentioned)\b|"
     r"\bwe(?:'ve| have)? (?:covered|been over|gone over|went over|discussed) (?:this|that)\b",
     re.IGNORECASE,
 )

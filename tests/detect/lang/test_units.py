@@ -122,6 +122,10 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
         "Ive said it: exports in UTF-8.",
         "We've been over this, UTF-8.",
         "To reiterate: UTF-8.",
+        "Per my note this morning, exports in UTF-8.",
+        "UTF-8 exports, like before.",
+        "Same note as last time: UTF-8.",
+        "I've asked 3 times now, UTF-8 exports.",
     ):
         assert read(said).cues.reminder == 1, said
 
