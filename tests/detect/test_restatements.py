@@ -15,6 +15,7 @@ from monitor.detect import restatements
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
 from monitor.detect.lang.units import Unit
+from monitor.detect.pairs import FEATURES, coverage, features
 from monitor.detect.restatements import (
     MIN_OVERLAP,
     Instruction,
@@ -237,3 +238,37 @@ def test_a_heading_names_no_instruction_and_restates_none(heading: str) -> None:
     # The heading's own instruction is still read, and still restated.
     again = find_restatements(earlier, f"{heading}: count every shelf twice, please.", 2, cfg)
     assert again
+
+
+@given(
+    st.lists(st.sampled_from([*INSTRUCTIONS, *POLITE_TOO]), min_size=1, max_size=6),
+    st.lists(
+        st.lists(
+            st.sampled_from(
+                [*INSTRUCTIONS, "again!!", "no", "never", "instead", "not", "as I said", "don't"]
+            ),
+            max_size=4,
+        ),
+        max_size=4,
+    ),
+    st.sampled_from([None, 0, 20, 60]),
+)
+@settings(max_examples=60)
+def test_restatements_alone_are_those_of_the_full_verdict(
+    said: list[str], later: list[list[str]], threshold: int | None
+) -> None:
+    """``find_restatements`` (gated pairs never scored) lists what ``judge`` restates."""
+    cfg = DetectConfig(restate_threshold=threshold)
+    history = [i for t, text in enumerate(said) for i in instructions_in(text, t, cfg)]
+    for text in (" ".join(words) for words in later):
+        assert find_restatements(history, text, 9, cfg) == list(
+            judge(history, text, 9, cfg).restated
+        )
+
+
+@pytest.mark.parametrize("later", [*INSTRUCTIONS, "Don't use British spelling, use US spelling."])
+def test_coverage_is_the_features_coverage(later: str) -> None:
+    for earlier in INSTRUCTIONS:
+        e, l_ = un.unit(earlier), un.unit(later)
+        x = features(e, l_, un.read(later).cues, un.SENTENCE)
+        assert coverage(e, l_) == (x[FEATURES.index("cov_e")], x[FEATURES.index("cov_l")])
