@@ -333,6 +333,14 @@ def _cover_of(mine: Unit, other: Unit) -> _Cover:
     return got, total, exact, concept, miss_content, missed
 
 
+def coverage(e: Unit, l_: Unit) -> tuple[float, float]:
+    """``features``' ``cov_e`` and ``cov_l`` alone (the same divisions of the same covers), for a
+    gate that reads how much each side covers of the other without the rest of the vector."""
+    got_e, all_e, _, _, _, _ = _cover(e, l_)
+    got_l, all_l, _, _, _, _ = _cover(l_, e)
+    return got_e / (all_e or 1.0), got_l / (all_l or 1.0)
+
+
 def _inversions(e: Unit, il: _Index) -> float:
     """Share of pairs of shared content words that appear in opposite orders (swapped roles:
     "from staging to prod" / "from prod to staging"); ``il`` is the later span's index."""

@@ -34,7 +34,15 @@ from monitor.detect import scorer as sc
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
 from monitor.detect.lang.units import Message, Unit
-from monitor.detect.pairs import FEATURES, changes_value, checks, features, opposite, thin
+from monitor.detect.pairs import (
+    FEATURES,
+    changes_value,
+    checks,
+    coverage,
+    features,
+    opposite,
+    thin,
+)
 
 #: Restatements listed per message, best first (the flag's evidence).
 MAX_LISTED: Final = 5
@@ -429,18 +437,21 @@ class _Reading(msgspec.Struct, gc=False):
 
     def changes_value(self) -> bool:
         if self.changed is None:
-            cues = self.cues
-            if cues.update and self.kind == un.SENTENCE and not un.announces(self.u.text):
-                # A change announced in another sentence ("they moved the call to 3 instead
-                # of 2") changes nothing this one says.
-                cues = msgspec.structs.replace(cues, update=0)
-            self.changed = changes_value(self.e, self.u, cues)
+            self.changed = changes_value(self.e, self.u, _change_cues(self.cues, self.u, self.kind))
         return self.changed
 
     def probabilities(self, scorer: sc.Scorer) -> tuple[float, float]:
         if self.scorer is not scorer:
             self.p, self.scorer = scorer.probabilities(self.x), scorer
         return self.p
+
+
+def _change_cues(cues: un.Cues, u: Unit, kind: int) -> un.Cues:
+    """The cues ``changes_value`` reads for span ``u``: a change announced in another sentence
+    ("they moved the call to 3 instead of 2") changes nothing a sentence says."""
+    if cues.update and kind == un.SENTENCE and not un.announces(u.text):
+        return msgspec.structs.replace(cues, update=0)
+    return cues
 
 
 #: Pairs read recently, by the identity of the units (held by the entry, so no id is reused
@@ -485,9 +496,14 @@ def judge(
     turn: int,
     cfg: DetectConfig,
     model: sc.Scorer | None = None,
+    contradictions: bool = True,
 ) -> MessageVerdict:
     """The verdict of a user message on each earlier instruction (earlier.turn < turn): those
-    it restates and those it contradicts, best first, one per instruction (its best span)."""
+    it restates and those it contradicts, best first, one per instruction (its best span).
+
+    With ``contradictions=False`` only ``restated`` is filled, and a pair a gate holds is neither
+    featurised nor scored: its P(same) is zero, below any positive threshold, and what it
+    contradicts is not asked for (``find_restatements``)."""
     m = un.read(text[: cfg.max_text_chars])
     if not m.units or not history:
         return MessageVerdict()
@@ -495,6 +511,8 @@ def judge(
     threshold = model.model.threshold_same
     if cfg.restate_threshold is not None:
         threshold = cfg.restate_threshold / 100.0
+    if not contradictions and threshold > 0.0:
+        return MessageVerdict(_restated(history, m, turn, cfg, model, threshold))
     best_same: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
     best_contra: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
     for (ins, u, x, turned, changed, gated), r in _gated(history, m, turn, cfg):
@@ -516,24 +534,84 @@ def judge(
         ):
             best_contra[key] = (p_contra, u, sc.Verdict("contradicts", p_same, p_contra), ins)
     cues = _cue_names(m)
-
-    def listed(found: dict[int, tuple[float, Unit, sc.Verdict, Instruction]]) -> tuple[Judged, ...]:
-        ranked = sorted(found.values(), key=lambda t: (-t[0], t[3].turn))
-        return tuple(
-            Judged(ins, u.text[: cfg.evidence_chars], verdict, cues)
-            for _, u, verdict, ins in ranked
-        )
-
-    restated = listed(best_same)
-    contradicted = tuple(j for j in listed(best_contra) if id(j.earlier) not in best_same)
+    restated = _listed(best_same, cues, cfg)
+    contradicted = tuple(
+        j for j in _listed(best_contra, cues, cfg) if id(j.earlier) not in best_same
+    )
     return MessageVerdict(restated, contradicted)
+
+
+def _listed(
+    found: dict[int, tuple[float, Unit, sc.Verdict, Instruction]],
+    cues: tuple[str, ...],
+    cfg: DetectConfig,
+) -> tuple[Judged, ...]:
+    """The best pair of each instruction, best first (the earliest among equals)."""
+    ranked = sorted(found.values(), key=lambda t: (-t[0], t[3].turn))
+    return tuple(
+        Judged(ins, u.text[: cfg.evidence_chars], verdict, cues) for _, u, verdict, ins in ranked
+    )
+
+
+def _ungated(
+    history: Sequence[Instruction], m: Message, turn: int, cfg: DetectConfig
+) -> Iterator[tuple[Instruction, Unit, list[float], _Reading | None]]:
+    """The pairs of ``_gated`` that no gate holds (not turned, no value changed, not vetoed,
+    thin, a check, a remark or a topic), each with its features and its reading when ``x`` is
+    that reading's vector alone.
+
+    The gates are read first, and each needs less than the features: ``opposite`` and the
+    cheap gates the spans alone, ``turned_within`` the coverage of the turned pairs only, and
+    ``changes_value`` the two covers. Only the pairs left are featurised.
+    """
+    found = pairs_to_score(history, m, turn, cfg)
+    turned = [opposite(ins.unit, u) for ins, u, _, _ in found]
+    vetoed = turned_within(
+        [
+            (ins, u, t, *(coverage(ins.unit, u) if t else (0.0, 0.0)))
+            for (ins, u, _, _), t in zip(found, turned, strict=True)
+        ],
+        m,
+    )
+    cues = m.cues
+    for (ins, u, kind, extra), veto in zip(found, vetoed, strict=True):
+        e = ins.unit
+        if (
+            veto  # every turned pair is vetoed (``turned_within``)
+            or thin(e, u)
+            or checks(u, cues)
+            or remarks(u, cues)
+            or topic_only(u)
+            or changes_value(e, u, _change_cues(cues, u, kind))
+        ):
+            continue
+        r = _reading(e, u, cues, kind)
+        yield ins, u, [*r.x, *extra], None if extra else r
+
+
+def _restated(
+    history: Sequence[Instruction],
+    m: Message,
+    turn: int,
+    cfg: DetectConfig,
+    model: sc.Scorer,
+    threshold: float,
+) -> tuple[Judged, ...]:
+    """``judge``'s ``restated`` for a positive ``threshold``, from the ungated pairs alone."""
+    best_same: dict[int, tuple[float, Unit, sc.Verdict, Instruction]] = {}
+    for ins, u, x, r in _ungated(history, m, turn, cfg):
+        p_same, p_contra = model.probabilities(x) if r is None else r.probabilities(model)
+        key = id(ins)
+        if p_same >= threshold and (key not in best_same or p_same > best_same[key][0]):
+            best_same[key] = (p_same, u, sc.Verdict("same", p_same, p_contra), ins)
+    return _listed(best_same, _cue_names(m), cfg)
 
 
 def find_restatements(
     history: Sequence[Instruction], text: str, turn: int, cfg: DetectConfig
 ) -> list[Judged]:
     """Earlier instructions this user message restates, best first."""
-    return list(judge(history, text, turn, cfg).restated)
+    return list(judge(history, text, turn, cfg, contradictions=False).restated)
 
 
 def cache_clear() -> None:

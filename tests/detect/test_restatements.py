@@ -15,6 +15,7 @@ from monitor.detect import restatements
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units as un
 from monitor.detect.lang.units import Unit
+from monitor.detect.pairs import FEATURES, coverage, features
 from monitor.detect.restatements import (
     MIN_OVERLAP,
     Instruction,
@@ -275,3 +276,55 @@ def test_cc_is_told_like_any_verb() -> None:
     cfg = DetectConfig()
     history = restatements.instructions_in("Don't cc the auditors on status mails.", 0, cfg)
     assert not restatements.find_restatements(history, "cc the auditors on status mails", 2, cfg)
+
+
+@given(
+    st.lists(st.sampled_from([*INSTRUCTIONS, *POLITE_TOO]), min_size=1, max_size=6),
+    st.lists(
+        st.lists(
+            st.sampled_from(
+                [*INSTRUCTIONS, "again!!", "no", "never", "instead", "not", "as I said", "don't"]
+            ),
+            max_size=4,
+        ),
+        max_size=4,
+    ),
+    st.sampled_from([None, 0, 20, 60]),
+)
+@settings(max_examples=60)
+def test_restatements_alone_are_those_of_the_full_verdict(
+    said: list[str], later: list[list[str]], threshold: int | None
+) -> None:
+    """``find_restatements`` (gated pairs never scored) lists what ``judge`` restates."""
+    cfg = DetectConfig(restate_threshold=threshold)
+    history = [i for t, text in enumerate(said) for i in instructions_in(text, t, cfg)]
+    texts = [" ".join(words) for words in later]
+    for text in [*texts, ". ".join(texts)]:  # and as sentences of one message
+        assert find_restatements(history, text, 9, cfg) == list(
+            judge(history, text, 9, cfg).restated
+        )
+
+
+def test_restatements_alone_read_a_change_announced_in_another_sentence_as_judge_does() -> None:
+    cfg = DetectConfig()
+    history = instructions_in(
+        "When you book the venue calls, please log them in the shared sheet rather than in "
+        "your own notes.",
+        0,
+        cfg,
+    )
+    text = (
+        "Sorry to raise this again, but two more calls ended up in your notes this week. I did "
+        "ask that venue calls get logged in the shared sheet and not in personal notes. Please "
+        "make sure they are from now on."
+    )
+    found = find_restatements(history, text, 2, cfg)
+    assert found and found == list(judge(history, text, 2, cfg).restated)
+
+
+@pytest.mark.parametrize("later", [*INSTRUCTIONS, "Don't use British spelling, use US spelling."])
+def test_coverage_is_the_features_coverage(later: str) -> None:
+    for earlier in INSTRUCTIONS:
+        e, l_ = un.unit(earlier), un.unit(later)
+        x = features(e, l_, un.read(later).cues, un.SENTENCE)
+        assert coverage(e, l_) == (x[FEATURES.index("cov_e")], x[FEATURES.index("cov_l")])

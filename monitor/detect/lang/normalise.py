@@ -64,8 +64,11 @@ _CLOCK12: Final = re.compile(r"^(\d{1,2})(?::(\d{2}))?([ap])m$")
 #: ``value`` reads as "18:00" like the time written together. A stop after the "m" is left
 #: where it is: it may end the sentence ("at 6 pm. Then …").
 _SPACED_CLOCK: Final = re.compile(r"\b(\d{1,2}(?::\d{2})?)\s+([ap])\.?m\b", re.IGNORECASE)
-#: What a time written apart holds: a space and "am" or "pm" in any case, dotted or not.
-_CLOCK_MARKS: Final = tuple(f" {h}{d}{m}" for h in "aApP" for d in ("", ".") for m in "mM")
+#: What a time written apart holds: a space and "am" or "pm" in any case, dotted or not. Looked
+#: for in the lower-cased text: no character but these and their capitals lower-cases to a
+#: space, "a", "m", "p" or ".", so the lower case holds one exactly when the text holds one of
+#: their spellings in any case (four tests where the spellings are sixteen).
+_CLOCK_MARKS: Final = (" am", " a.m", " pm", " p.m")
 #: Two plain words joined by a slash ("dev/test", "and/or"), not a path.
 _WORD_PAIR: Final = re.compile(r"^[A-Za-z]{2,12}/[A-Za-z]{2,12}$")
 #: "90 percent" is "90%"; "version no. 3" is "version number 3" (not a "no").
@@ -249,7 +252,7 @@ def normalise(text: str) -> str:
         text = _SCALED.sub(lambda m: m.group(1) + _SCALE_SUFFIX[m.group(2).lower()], text)
     if "." in text:
         text = _BARE_DECIMAL.sub("0.", text)
-    if may_match(text, _CLOCK_MARKS):
+    if may_match(text.lower(), _CLOCK_MARKS):
         text = _SPACED_CLOCK.sub(lambda m: f"{m.group(1)}{m.group(2).lower()}m", text)
     if ("o." in text or "O." in text or "r." in text) and _holds(text, _ABBREVIATED_NUMBER):
         text = _NUMBER_ABBREVIATION.sub(lambda m: f"{m.group(1) or ''} number".lstrip(), text)

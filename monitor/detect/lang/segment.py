@@ -410,11 +410,24 @@ def pieces(text: str) -> tuple[tuple[str, bool], ...]:
 
 
 def _clause_ends(item: str) -> list[str]:
-    """``_CLAUSE_END.split(item)``; each of its cuts needs a ";", a "-" or a ":", which most
-    items lack, and then the item is one piece with no scan."""
-    if ";" in item or "-" in item or ":" in item:
+    """``_CLAUSE_END.split(item)``; each of its cuts needs a ";", a ":" or a "-" just after
+    whitespace, which most items lack (a hyphen inside a word is none), and then the item is one
+    piece with no scan."""
+    if ";" in item or ":" in item or ("-" in item and _dash_after_space(item)):
         return _CLAUSE_END.split(item)
     return [item]
+
+
+def _dash_after_space(item: str) -> bool:
+    """Whether a "-" of ``item`` follows a whitespace character, as ``_CLAUSE_END``'s dash does."""
+    if " -" in item:
+        return True
+    at = item.find("-")
+    while at >= 0:
+        if at and item[at - 1].isspace():
+            return True
+        at = item.find("-", at + 1)
+    return False
 
 
 def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:

@@ -425,6 +425,9 @@ _DIRECTED_LITERALS: Final = needed(_DIRECTED)
 _PRAISE_OPENERS: Final = ("that", "this", "it", "these", "those", "everything", "all")
 _PAST_SUBJECTS: Final = ("i", "we", "you", "they", "he", "she")
 _WANT_OPENERS: Final = ("i", "we", "let us")
+#: ``lx.REPORT_OPENERS`` without its case fold (``twins``), for the words of a span: they are
+#: lower case, and then, when ASCII, the twin finds what the pattern finds.
+_REPORT_OPENERS_LOWER: Final = lowercase_twin(lx.REPORT_OPENERS)
 #: Words of an outburst ("omg", "fucking hell"): interjections and stopwords.
 _OUTBURST_WORDS: Final = _INTERJECTIONS | lx.STOPWORDS
 
@@ -473,7 +476,7 @@ def _form(ws: tuple[str, ...], text: str) -> int:
     if joined.startswith(_PRAISE_OPENERS) and _PRAISE.match(joined):
         form |= ACK  # "that looks great", "this is perfect"
     if (
-        lx.REPORT_OPENERS.match(joined)
+        (_REPORT_OPENERS_LOWER if joined.isascii() else lx.REPORT_OPENERS).match(joined)
         or (first in lx.SUBJECT_OPENERS and not lx.FINITE.isdisjoint(body[1:6]))
         or _REPORTED.match(joined)
     ):
@@ -675,10 +678,14 @@ WHOLE_MESSAGE_WORDS: Final = 30
 _CAPS_PAIR: Final = re.compile(r"[A-Z]{2}")
 
 
+#: A run of two letters or more (a word, for the share in capitals).
+_LETTER_RUN: Final = re.compile(r"[A-Za-z]{2,}")
+
+
 def _caps_share(text: str) -> float:
     if _CAPS_PAIR.search(text) is None:
         return 0.0  # most messages: no word in capitals, so none of their words
-    letters = [w for w in re.findall(r"[A-Za-z]{2,}", text)]
+    letters = _LETTER_RUN.findall(text)
     if not letters:
         return 0.0
     return sum(1 for w in letters if w.isupper() and len(w) > 1) / len(letters)

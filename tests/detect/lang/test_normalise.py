@@ -189,3 +189,12 @@ def test_words_are_read_alike_by_chunk_and_over_the_whole_text(text: str) -> Non
     if "://" not in body and "www." not in body:
         assert nz._around_code(body) == tuple(whole)
     assert nz._BARE_DECIMAL.sub("0.", text) == _BARE_DECIMAL_FIRST.sub("0.", text)
+
+
+@given(st.text(alphabet=" aApPmM.:6x\u0130\u212a\u017f", max_size=16))
+def test_the_clock_marks_are_found_lower_cased_in_any_case(text: str) -> None:
+    """A time written apart is looked for in the lower case: it holds a mark exactly when the
+    text holds one of its spellings in any case."""
+    spellings = [f" {h}{d}{m}" for h in "aApP" for d in ("", ".") for m in "mM"]
+    found = any(lit in text.lower() for lit in nz._CLOCK_MARKS)
+    assert found == any(s in text for s in spellings)

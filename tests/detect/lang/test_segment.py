@@ -138,3 +138,10 @@ def test_bulleted_rules_are_typed_not_output() -> None:
 def test_sentences_are_cut_where_the_whole_pattern_cuts(text: str) -> None:
     """The cut tried only after stops and at line breaks is the pattern's own split."""
     assert segment._sentence_split(text) == segment._SENTENCE_END.split(text)
+
+
+@given(st.text(alphabet="ab -;:\t\u2003\u00a0x-", max_size=24))
+def test_clause_ends_cut_where_the_pattern_cuts(item: str) -> None:
+    """The tests before the split (a ";", a ":", a dash after whitespace) skip only items the
+    pattern would not cut."""
+    assert segment._clause_ends(item) == segment._CLAUSE_END.split(item)
