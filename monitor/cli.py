@@ -159,11 +159,18 @@ def _inputs(paths: Sequence[str]) -> list[Any]:
     return inputs
 
 
-def _with_progress(items: Iterable[Any], files: Sequence[str], enabled: bool) -> Iterator[Any]:
+def _with_progress(items: Iterable[Any], files: Sequence[str], enabled: bool) -> Iterable[Any]:
+    """``items``, counted on a progress bar when asked for on a terminal and the input is
+    large; else ``items`` themselves (not re-yielded: a replay's every record would pay)."""
+    if not enabled or not sys.stderr.isatty():
+        return items
     size = sum(os.path.getsize(p) for p in files if os.path.isfile(p))
-    if not enabled or not sys.stderr.isatty() or size < PROGRESS_MIN_BYTES:
-        yield from items
-        return
+    if size < PROGRESS_MIN_BYTES:
+        return items
+    return _progress(items)
+
+
+def _progress(items: Iterable[Any]) -> Iterator[Any]:
     from tqdm import tqdm
 
     with tqdm(unit=" records", file=sys.stderr, mininterval=0.5) as bar:

@@ -87,9 +87,10 @@ class Replay:
         if spans is None:
             spans = self.sources[sid] = Spans()
         spans.add(("file", file), line)
-        here = file_source(file, line)
         if not state.pending.events and not self._held.holds(sid):
-            return stamp(flags, here) if flags else flags
+            # The common case: the source is built only for the few events with flags.
+            return stamp(flags, file_source(file, line)) if flags else flags
+        here = file_source(file, line)
         if state.pending.events:
             self._held.note(sid, event.event_id, here)
         out = [
