@@ -94,17 +94,22 @@ def _open_store(url: str, *, create: bool) -> Any:
     from sqlalchemy.exc import SQLAlchemyError
 
     from monitor.errors import describe_database_error
-    from monitor.store.db import make_engine, revisions, upgrade
+    from monitor.store.db import create_sqlite, make_engine, revisions, upgrade
 
     shown = mask_url(url)
     path = _sqlite_file(url)
     try:
         if path is not None:
-            if not create and not os.path.exists(path):
-                raise Fatal(
-                    f"no database at {path}: run `monitor replay PATH` first to fill it, "
-                    "or name another with --db (or MONITOR_DB_URL)"
-                )
+            if not os.path.exists(path):
+                if not create:
+                    raise Fatal(
+                        f"no database at {path}: run `monitor replay PATH` first to fill it, "
+                        "or name another with --db (or MONITOR_DB_URL)"
+                    )
+                # A new file gets the schema the migrations build, built at once.
+                engine = make_engine(url)
+                create_sqlite(engine)
+                return engine
             upgrade(url)
             return make_engine(url)
         if url.startswith("sqlite"):
