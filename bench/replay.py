@@ -65,30 +65,34 @@ def run_stdlib(path: Path, mode: str) -> float:
 
 
 def phases(path: Path, tmp: Path) -> dict[str, float]:
-    """The replay's parts, timed in this process (imports count only if not yet loaded)."""
+    """The replay's parts as ``monitor replay`` runs them, timed in this process (imports count
+    only if not yet loaded)."""
     out: dict[str, float] = {}
     started = time.perf_counter()
-    from monitor.store.db import make_engine, make_sessionmaker, upgrade
+    from monitor.store.db import create_sqlite, make_engine, make_sessionmaker
     from monitor.store.sink import StoreSink
 
     out["import store (sqlalchemy)"] = time.perf_counter() - started
-    from monitor.adapters import read_paths
+    from monitor.adapters import expand, read_located
     from monitor.config import load_settings
     from monitor.replay import Replay
 
     url = f"sqlite:///{tmp / 'phases.db'}"
     t = time.perf_counter()
-    upgrade(url)
-    sink = StoreSink(make_sessionmaker(make_engine(url)))
-    out["schema migration (alembic)"] = time.perf_counter() - t
+    engine = make_engine(url)
+    create_sqlite(engine)  # what replay does for a new SQLite file (an existing one is migrated)
+    sink = StoreSink(make_sessionmaker(engine))
+    out["schema (new SQLite file)"] = time.perf_counter() - t
     t = time.perf_counter()
-    items = list(read_paths([str(path)]))
+    items = list(read_located(list(expand([str(path)]))))
     out["read + decode"] = time.perf_counter() - t
     t = time.perf_counter()
-    replay = Replay(cfg=load_settings({}).detect_config(), on_flags=sink.add).run(items)
+    replay = Replay(cfg=load_settings({}).detect_config(), on_flags=sink.add).run_located(items)
     out["detect"] = time.perf_counter() - t
     t = time.perf_counter()
-    sink.close(replay.flagged_metas(), replay.flag_times)
+    sink.close(
+        replay.flagged_metas(), replay.flag_times, replay.session_sources(), replay.session_items()
+    )
     out["writes"] = time.perf_counter() - t
     return {k: round(v, 3) for k, v in out.items()}
 

@@ -94,17 +94,22 @@ def _open_store(url: str, *, create: bool) -> Any:
     from sqlalchemy.exc import SQLAlchemyError
 
     from monitor.errors import describe_database_error
-    from monitor.store.db import make_engine, revisions, upgrade
+    from monitor.store.db import create_sqlite, make_engine, revisions, upgrade
 
     shown = mask_url(url)
     path = _sqlite_file(url)
     try:
         if path is not None:
-            if not create and not os.path.exists(path):
-                raise Fatal(
-                    f"no database at {path}: run `monitor replay PATH` first to fill it, "
-                    "or name another with --db (or MONITOR_DB_URL)"
-                )
+            if not os.path.exists(path):
+                if not create:
+                    raise Fatal(
+                        f"no database at {path}: run `monitor replay PATH` first to fill it, "
+                        "or name another with --db (or MONITOR_DB_URL)"
+                    )
+                # A new file gets the schema the migrations build, built at once.
+                engine = make_engine(url)
+                create_sqlite(engine)
+                return engine
             upgrade(url)
             return make_engine(url)
         if url.startswith("sqlite"):
@@ -159,11 +164,18 @@ def _inputs(paths: Sequence[str]) -> list[Any]:
     return inputs
 
 
-def _with_progress(items: Iterable[Any], files: Sequence[str], enabled: bool) -> Iterator[Any]:
+def _with_progress(items: Iterable[Any], files: Sequence[str], enabled: bool) -> Iterable[Any]:
+    """``items``, counted on a progress bar when asked for on a terminal and the input is
+    large; else ``items`` themselves (not re-yielded: a replay's every record would pay)."""
+    if not enabled or not sys.stderr.isatty():
+        return items
     size = sum(os.path.getsize(p) for p in files if os.path.isfile(p))
-    if not enabled or not sys.stderr.isatty() or size < PROGRESS_MIN_BYTES:
-        yield from items
-        return
+    if size < PROGRESS_MIN_BYTES:
+        return items
+    return _progress(items)
+
+
+def _progress(items: Iterable[Any]) -> Iterator[Any]:
     from tqdm import tqdm
 
     with tqdm(unit=" records", file=sys.stderr, mininterval=0.5) as bar:

@@ -67,10 +67,32 @@ class Replay:
             self.compactions += 1
         if origin is not None:
             flags = self._locate(sid, item, state, flags, origin)
-        self._raised(flags)
+        if flags:
+            self._raised(flags)
         if self.on_event is not None:
             self.on_event(item, flags)
         return flags
+
+    def _feed_at(self, item: Event, file: str, line: int) -> None:
+        """``feed(item, (file, line))`` for an event, without its calls that do nothing for
+        most events (``run_located`` runs this for every record of a replay)."""
+        sid = item.session_id
+        state, flags = step(self.states.get(sid), item, self.cfg)
+        self.states[sid] = state
+        self.events += 1
+        if item.kind == "compaction":
+            self.compactions += 1
+        if flags or state.pending.events or self._held.holds(sid):
+            flags = self._locate(sid, item, state, flags, (file, line))
+            if flags:
+                self._raised(flags)
+        else:
+            spans = self.sources.get(sid)
+            if spans is None:
+                spans = self.sources[sid] = Spans()
+            spans.add(("file", file), line)  # ``_locate``'s one effect here
+        if self.on_event is not None:
+            self.on_event(item, flags)
 
     def _locate(
         self,
@@ -87,9 +109,10 @@ class Replay:
         if spans is None:
             spans = self.sources[sid] = Spans()
         spans.add(("file", file), line)
-        here = file_source(file, line)
         if not state.pending.events and not self._held.holds(sid):
-            return stamp(flags, here) if flags else flags
+            # The common case: the source is built only for the few events with flags.
+            return stamp(flags, file_source(file, line)) if flags else flags
+        here = file_source(file, line)
         if state.pending.events:
             self._held.note(sid, event.event_id, here)
         out = [
@@ -140,7 +163,10 @@ class Replay:
     def run_located(self, items: Iterable[tuple[str, int, Event | Problem]]) -> Replay:
         """``run`` over ``adapters.read_located`` output: (file, line, item)."""
         for file, line, item in items:
-            self.feed(item, (file, line) if isinstance(item, Event) else None)
+            if isinstance(item, Event):
+                self._feed_at(item, file, line)
+            else:
+                self._problem(item)
         self.finish()
         return self
 

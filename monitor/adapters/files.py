@@ -126,6 +126,13 @@ def read_file_located(path: str, fmt: str | None = None) -> Iterator[Located]:
     """``read_file``'s items, each with the line of the record it came from (0 for a Problem
     about the whole file: ``unreadable`` when it does not open, ``unknown_format``, or
     ``cut_short`` when reading stops early, as a truncated gzip does)."""
+    for _, line, item in _read_named(path, fmt, ""):
+        yield Located(line, item)
+
+
+def _read_named(path: str, fmt: str | None, name: str) -> Iterator[tuple[str, int, Item]]:
+    """``read_file_located``'s items as (``name``, line, item): what ``read_located`` yields,
+    made here so that a replay's every line passes through one generator less."""
     source = STDIN if path == "-" else path
     with ExitStack() as stack:
         try:
@@ -133,19 +140,24 @@ def read_file_located(path: str, fmt: str | None = None) -> Iterator[Located]:
             lines = iter(stream)
             head = list(itertools.islice(lines, SNIFF_LINES))
         except OSError as exc:
-            yield Located(0, Problem(source, 0, "unreadable", exc.strerror or str(exc)))
+            yield name, 0, Problem(source, 0, "unreadable", exc.strerror or str(exc))
             return
-        name = fmt or sniff(head)
-        if name is None:
+        kind = fmt or sniff(head)
+        if kind is None:
             if stream.error is not None:
-                yield Located(0, Problem(source, 0, "cut_short", stream.error))
+                yield name, 0, Problem(source, 0, "cut_short", stream.error)
             elif any(line.strip() for line in head):
                 problem = Problem(source, 0, "unknown_format", "first lines match no known format")
-                yield Located(0, problem)
+                yield name, 0, problem
             return
-        yield from LOCATED_PARSERS[name](itertools.chain(head, lines), source)
+        if kind == "events":
+            # Our own format, most of what is replayed: its parser yields the triples itself.
+            yield from native.parse_named(itertools.chain(head, lines), source, name)
+        else:
+            for line, item in LOCATED_PARSERS[kind](itertools.chain(head, lines), source):
+                yield name, line, item
         if stream.error is not None:
-            yield Located(0, Problem(source, 0, "cut_short", stream.error))
+            yield name, 0, Problem(source, 0, "cut_short", stream.error)
 
 
 def read_paths(paths: Sequence[str], fmt: str | None = None) -> Iterator[Item]:
@@ -165,6 +177,4 @@ def read_located(
         if isinstance(path, Problem):
             yield path.source, 0, path
             continue
-        name = "-" if path == "-" else os.path.abspath(path)
-        for line, item in read_file_located(path, fmt):
-            yield name, line, item
+        yield from _read_named(path, fmt, "-" if path == "-" else os.path.abspath(path))

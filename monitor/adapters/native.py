@@ -18,13 +18,22 @@ def parse(lines: Iterable[bytes], source: str) -> Iterator[Item]:
 
 def parse_located(lines: Iterable[bytes], source: str) -> Iterator[Located]:
     """``parse``'s items, each with its line."""
+    for _, number, item in parse_named(lines, source, ""):
+        yield Located(number, item)
+
+
+def parse_named(lines: Iterable[bytes], source: str, name: str) -> Iterator[tuple[str, int, Item]]:
+    """``parse``'s items as (``name``, line, item), the shape replay reads (``read_located``):
+    yielded here rather than rebuilt a layer up, as every line of a replay passes through."""
     for number, raw in enumerate(lines, start=1):
         stripped = raw.strip()
         if not stripped:
             continue
         try:
-            yield Located(number, decode(stripped))
+            event = decode(stripped)
         except BadEvent as exc:
             truncated = exc.reason == "not_json" and not raw.endswith(b"\n")
             reason = "truncated_last_line" if truncated else exc.reason
-            yield Located(number, Problem(source, number, reason, exc.detail[:DETAIL_CHARS]))
+            yield name, number, Problem(source, number, reason, exc.detail[:DETAIL_CHARS])
+            continue
+        yield name, number, event

@@ -366,12 +366,21 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
     except UnicodeEncodeError:
         event_id = event.event_id.encode("utf-8", "surrogatepass")
     key = _pack_seen(turn if turn < _TURN_CAP else _TURN_CAP, _crc32(event_id))
-    if turn <= meta.max_turn and _redelivered(meta, event, key):
+    max_turn = meta.max_turn
+    # A new event of the newest turn (a tool call's result shares its turn) is redelivered only
+    # if its entry is in the window: one search settles the usual case without the call. (Not
+    # ``key in meta.seen``: bytes' ``in`` first tries its operand as an int, raising inside.)
+    if (
+        turn <= max_turn
+        and (turn < max_turn or meta.seen.find(key) >= 0)
+        and _redelivered(meta, event, key)
+    ):
         return state, []
     keep = _SEEN_SIZE * (cfg.max_seen_ids - 1)
     seen = meta.seen[-keep:] + key if keep > 0 else key
     last_ts = event.ts if event.ts > meta.last_ts else meta.last_ts
-    max_turn = turn if turn > meta.max_turn else meta.max_turn
+    if turn > max_turn:
+        max_turn = turn
     attrs = _merged_attrs(meta.attrs, event) if event.attrs else meta.attrs
     kind = event.kind
     if attrs is meta.attrs:

@@ -125,5 +125,8 @@ def _merged(base: dict[int, Turns], recent: dict[int, Turns], cap: int) -> Calls
     merged.update(recent)
     excess = len(merged) - cap
     if excess > 0:
-        merged = dict(islice(merged.items(), excess, None))
+        # Deleting the few oldest keeps the order of the rest and costs O(excess); rebuilding
+        # the dict from the others cost O(cap) on every merge of a session at the cap.
+        for fp in list(islice(merged, excess)):
+            del merged[fp]
     return Calls(merged)

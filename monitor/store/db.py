@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
@@ -69,6 +69,23 @@ def upgrade(url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(url), revision)
+
+
+def create_sqlite(engine: Engine) -> None:
+    """Build the current schema in the new, empty SQLite database ``engine`` is on: from the
+    statements in ``monitor.store.schema``, not by running (and importing) the migrations.
+    A failure is raised as SQLAlchemy would raise it, so it reads as a migration's would."""
+    import sqlite3
+
+    from sqlalchemy.exc import DBAPIError
+
+    from monitor.store import schema
+
+    with engine.connect() as connection:
+        try:
+            schema.create(cast(sqlite3.Connection, connection.connection.driver_connection))
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(None, None, exc, sqlite3.Error) from exc
 
 
 def revisions(engine: Engine) -> tuple[frozenset[str], frozenset[str]]:
