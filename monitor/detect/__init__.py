@@ -452,7 +452,9 @@ def _apply(state: SessionState, event: Event, cfg: DetectConfig) -> tuple[Sessio
                     # Re-sent, edited, right after an interrupt: what the previous message
                     # asked has not been acted on, so it cannot have been forgotten.
                     history = _before(history, meta.last_user_turn)
-                verdict = judge(history, text, event.turn, cfg)
+                # Only the survival ledger reads contradictions: without it, gated pairs are
+                # neither featurised nor scored (``judge``'s ``contradictions``).
+                verdict = judge(history, text, event.turn, cfg, contradictions=cfg.survival)
                 if cfg.survival:
                     ledger = _ledger_after_user(ledger, text, event.turn, verdict)
                 if verdict.restated:
