@@ -166,7 +166,7 @@ has had
 
 
 def _verbless(norm: str) -> bool:
-    """A span without a finite verb ("Total budget $12,000", "two-sided tests at alpha 0.05"):
+    """A span without a finite verb ("Venue budget £4,500 all in", "rounding to 2 decimals"):
     a setting noted, as a brief gives its terms."""
     words = norm.split()
     return (
@@ -449,9 +449,9 @@ def questions(text: str, turn: int, speaker: Literal["user", "assistant"]) -> li
 
 def left_open_by_asker(text: str, asked: Sequence[Item]) -> tuple[list[Item], list[Item]]:
     """The user's questions split into those the same message leaves open and those that wait
-    for the reply. A decision the user asks about and puts off in the same breath ("Should
-    refunds be netted? Finance hasn't decided.") is open at once: the agent's reply cannot
-    settle it, and the next message need not mention it."""
+    for the reply. A decision the user asks about and puts off in the same breath ("Should the
+    archive keep the raw audio? Legal hasn't decided.") is open at once: the agent's reply
+    cannot settle it, and the next message need not mention it."""
     if not asked:
         return [], []
     rest = " ".join(u.text for u in un.read(text).sentences if not asks(u))
@@ -539,7 +539,7 @@ REVISES_OVERLAP: Final = 0.5
 #: the survival thresholds are (0.2 to 0.3 gave the same figures, 0.4 lost a right flag); any
 #: announced change ("actually") at this overlap revised rules wrongly on real transcripts.
 REVISES_ANNOUNCED: Final = 0.25
-#: A permission or an addition ("TikTok is back in", "add Node samples too") names the matter
+#: A permission or an addition ("Telegram is back in", "add Ruby samples too") names the matter
 #: in few words: this much of the rule it relaxes is enough. Chosen on the validation domains
 #: by the mean F1 of dropped and inverted items (0.25 to 0.35 gave the same figures, 0.4 and
 #: above lost a right inversion).
@@ -607,7 +607,7 @@ def _relaxes(s: Unit, rule: Unit) -> bool:
     if s.polarity:
         return False
     closes = " only" in f" {rule.norm}"
-    # "Use 'card dispute', not 'chargeback'" forbids what it rejects.
+    # "Say 'member', not 'customer'" forbids what it rejects.
     rejects = bool(rule.rejected) and not set(rule.rejected).isdisjoint(s.keys)
     return bool(
         (_PERMITS.search(s.norm) and (rule.polarity or rule.polarity_loose or closes or rejects))
@@ -699,7 +699,7 @@ def _named_revoked(sentence: str, constraints: Sequence[Item]) -> str | None:
     words = set(name.keys) | set(name.stems)
     if not name.keys:
         return None
-    # Called a rule in so many words ("the origin-first rule"), a name is a nickname: half of
+    # Called a rule in so many words ("the colour-first rule"), a name is a nickname: half of
     # its words among the rule's are enough.
     need = len(name.keys) / 2 if _RULE_WORD.match(sentence, m.end()) else len(name.keys)
     best: tuple[float, str] | None = None

@@ -474,7 +474,7 @@ def _tells_as(e: Unit, l_: Unit) -> bool:
     instruction ``e`` tells, past its negation ("cache the map tiles" for "don't cache the map
     tiles"): told in the same form, whether or not the verb is one the lexicon knows."""
     if l_.form or l_.n_words < _TOLD_WORDS or not e.form & (un.IMPERATIVE | un.NEGATED_START):
-        return False  # a fragment ("FORCE-PUSH.") tells with the words beside it
+        return False  # a fragment ("PUSH.") tells with the words beside it
     told = [w for w in un.spoken(e.norm.split()) if w not in _NEGATING_OPENERS]
     return bool(told) and un.opening(l_.norm.split()) == told[0]
 

@@ -342,7 +342,7 @@ def _contradiction(
       revision, whatever a later line says of the old price); where the revision turned the
       rule ("emails on Sunday are fine" for "never email on a Sunday"), nearer the former
       form is enough, however close the current one reads; so is a line that keeps what the
-      revision rejected ("$169, not $179": "price $179", ``_keeps_rejected``);
+      revision rejected ("$42, not $48": "seat price $48", ``_keeps_rejected``);
     * ``settled``: an open question that the sentence reports as decided, in itself or in
       the line it was cut from (``line``), or states as fact (``_declared``).
 
@@ -380,8 +380,8 @@ def _contradiction(
 
 
 def _keeps_rejected(item: Item, u: Unit) -> bool:
-    """Whether ``u`` states what the item's revision rejected of it ("$169, not $179": a line
-    with "price $179"): the rejected words, the former rule's matter beside them, and none of
+    """Whether ``u`` states what the item's revision rejected of it ("$42, not $48": a line
+    with "seat price $48"): the rejected words, the former rule's matter beside them, and none of
     the values the revision brought."""
     current = item.current
     rejected = {r.lstrip("$€£") for r in current.rejected}

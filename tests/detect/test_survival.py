@@ -234,8 +234,8 @@ def test_a_change_announced_revises_the_rule_it_is_about() -> None:
         ),
         # A permission names the matter in a few words (``RELAXES_OVERLAP``).
         (
-            "Post the launch clips on Instagram and YouTube only, no TikTok.",
-            "TikTok is back in for the UK creators.",
+            "Post the launch clips on Mastodon and Bluesky only, no Threads.",
+            "Threads is back in for the UK creators.",
             True,
         ),
     ],

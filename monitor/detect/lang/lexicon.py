@@ -561,7 +561,7 @@ FRUSTRATION: Final = re.compile(
 #: Phrases that announce a changed value or a withdrawn instruction.
 UPDATE: Final = re.compile(
     r"\binstead\b|\bactually\b|\brather\b|"
-    # A switch names where to: "the relay must never switch" is a rule, not a change.
+    # A switch names where to: "the pump must never switch" is a rule, not a change.
     r"\bswitch(?:ed|ing)?\s+(?:\S+\s+){0,3}?(?:to|over|back|from)\b|"
     # "any change to the API" names a change; "change it to 20" makes one.
     # (The look-behinds follow the word: before it, they would run at every position.)

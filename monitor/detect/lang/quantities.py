@@ -177,8 +177,8 @@ def _bare_alike(q: Quantity, o: Quantity) -> bool:
 
 
 def _bound_alike(q: Quantity, o: Quantity) -> bool:
-    """A later limit that names nothing ("the limit is 500", "cap it at 3") and an earlier one
-    on the same side ("under 400 words"): the same bound set anew."""
+    """A later limit that names nothing ("the cap is 800", "cap it at 3") and an earlier one
+    on the same side ("under 600 words"): the same bound set anew."""
     return not o.anchors and o.bound != 0 and o.bound == q.bound and q.kind == o.kind
 
 

@@ -311,7 +311,8 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
                 continue  # "not a problem to X", "I don't mind if you X" permit X
             if w in _LIST_NEGATORS:
                 if listed:
-                    continue  # "no Wh and no MWh" forbids two things; it does not cancel out
+                    # "no tabs and no trailing spaces" forbids two things; it does not cancel out
+                    continue
                 listed = True
             count += 1
     return count, bounds
