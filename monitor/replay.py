@@ -59,30 +59,25 @@ class Replay:
         if isinstance(item, Problem):
             self._problem(item)
             return []
-        sid = item.session_id
-        state, flags = step(self.states.get(sid), item, self.cfg)
-        self.states[sid] = state
-        self.events += 1
-        if item.kind == "compaction":
-            self.compactions += 1
-        if origin is not None:
-            flags = self._locate(sid, item, state, flags, origin)
-        if flags:
-            self._raised(flags)
-        if self.on_event is not None:
-            self.on_event(item, flags)
-        return flags
+        if origin is None:
+            return self._feed_event(item, None, 0)
+        return self._feed_event(item, *origin)
 
-    def _feed_at(self, item: Event, file: str, line: int) -> None:
-        """``feed(item, (file, line))`` for an event, without its calls that do nothing for
-        most events (``run_located`` runs this for every record of a replay)."""
+    def _feed_event(self, item: Event, file: str | None, line: int) -> list[Flag]:
+        """``feed`` for an event, read from ``file`` at ``line`` when ``file`` is given
+        (``run_located`` calls it for every record of a replay, with no tuple to build). An
+        event that raised nothing and that nothing waits on only adds its line to its
+        session's spans (``_locate``'s one effect then), without the rest of ``_locate``."""
         sid = item.session_id
         state, flags = step(self.states.get(sid), item, self.cfg)
         self.states[sid] = state
         self.events += 1
         if item.kind == "compaction":
             self.compactions += 1
-        if flags or state.pending.events or self._held.holds(sid):
+        if file is None:
+            if flags:
+                self._raised(flags)
+        elif flags or state.pending.events or self._held.holds(sid):
             flags = self._locate(sid, item, state, flags, (file, line))
             if flags:
                 self._raised(flags)
@@ -90,9 +85,10 @@ class Replay:
             spans = self.sources.get(sid)
             if spans is None:
                 spans = self.sources[sid] = Spans()
-            spans.add(("file", file), line)  # ``_locate``'s one effect here
+            spans.add(("file", file), line)
         if self.on_event is not None:
             self.on_event(item, flags)
+        return flags
 
     def _locate(
         self,
@@ -164,7 +160,7 @@ class Replay:
         """``run`` over ``adapters.read_located`` output: (file, line, item)."""
         for file, line, item in items:
             if isinstance(item, Event):
-                self._feed_at(item, file, line)
+                self._feed_event(item, file, line)
             else:
                 self._problem(item)
         self.finish()
