@@ -559,7 +559,7 @@ def announces(s: Unit, openers: frozenset[str] = _RESETTING) -> bool:
     """Whether a user span announces a change ("actually", "instead", "make it", or told with
     one of ``openers`` first: "bump the threshold to 5%")."""
     return bool(
-        lx.UPDATE.search(s.text)
+        un.announces(s.text)
         or _MAKE_IT.search(s.text)
         or (s.form & un.IMPERATIVE and un.opening(s.norm.split()) in openers)
     )
