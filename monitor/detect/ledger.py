@@ -662,7 +662,7 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
                 continue
             # What the sentence rejects is what the rule said ("argon2id instead of bcrypt",
             # "$39, not $45").
-            rejects = not {_bare(r) for r in s.rejected}.isdisjoint(map(_bare, it.current.keys))
+            rejects = _rejects(s.rejected, it.current.keys)
             # About the constraint (enough shared) and changing it (announced, or a number
             # moved); or a number moved in the same slot under an announced change ("Use
             # 15 m instead"), or the rule's own word rejected, which share little else with it.
@@ -681,6 +681,13 @@ def revisions(ledger: Ledger, sentences: Sequence[Unit]) -> list[tuple[str, str]
             taken.add(best[1])
             out.append((best[1], s.text))
     return out
+
+
+def _rejects(rejected: Sequence[str], keys: Sequence[str]) -> bool:
+    """Whether what a sentence rejects is what a rule says: the rejected phrase's first word
+    among the rule's ("argon2id instead of bcrypt", "$39, not $45"). A noun the two merely
+    share is context ("as void, not as draft invoices" says nothing of a rule on invoices)."""
+    return bool(rejected) and _bare(rejected[0]) in {_bare(k) for k in keys}
 
 
 def _bare(word: str) -> str:

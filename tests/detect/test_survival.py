@@ -305,6 +305,14 @@ def test_a_replacement_revises_the_rule_it_shares_a_little_with() -> None:
         assert lg.revisions(ledger, un.read(other).sentences) == [], other
 
 
+def test_a_rejected_phrase_revises_a_rule_by_its_own_word_not_a_shared_noun() -> None:
+    assert _revises("Hash passwords with bcrypt.", "Hash them with scrypt, not bcrypt.")
+    assert _revises("Price the seats at $48.", "Seats at $42, not $48.")
+    # "invoices" is the rule's noun too, but the sentence rejects "draft", not the rule.
+    rule = "Send the monthly invoices on the first working day."
+    assert not _revises(rule, "Count the cancelled ones as void, not as draft invoices.")
+
+
 def test_a_revision_stated_in_the_former_words_with_its_new_value_is_kept() -> None:
     item = _item("Keep the request timeout at 30 seconds.")
     said = "And bump it to 45, 30 keeps failing the big exports."
