@@ -313,6 +313,18 @@ def test_a_rejected_phrase_revises_a_rule_by_its_own_word_not_a_shared_noun() ->
     assert not _revises(rule, "Count the cancelled ones as void, not as draft invoices.")
 
 
+def test_a_weak_likeness_to_a_former_form_is_not_stale() -> None:
+    item = _item("Use tabs for indentation.")
+    (current,) = lg.revise(
+        lg.Ledger(items=(item,)), item.id, 9, "Use spaces for indentation instead."
+    ).items
+    # Names the former rule's words in passing, far from stating it: no contradiction.
+    weak = check(current, read_summary("- Indentation of the vendored tabs is untouched."))
+    assert weak.verdict != "contradicted"
+    stale = check(current, read_summary("- Code is indented with tabs throughout."))
+    assert (stale.verdict, stale.reason) == ("contradicted", "stale")
+
+
 def test_a_revision_stated_in_the_former_words_with_its_new_value_is_kept() -> None:
     item = _item("Keep the request timeout at 30 seconds.")
     said = "And bump it to 45, 30 keeps failing the big exports."
