@@ -176,7 +176,26 @@ def _verbless(norm: str) -> bool:
         and _FINITE_AUXILIARIES.isdisjoint(words)
         and _NOT_SETTING.isdisjoint(words)
         and not words[0].endswith("ed")  # "Deployed 3 builds" reports
+        and not _tells_of(words)
     )
+
+
+#: Words that open what a verb takes ("reads a little flat", "matches what we planned").
+_OBJECT_OPENERS: Final = lx.word_set("a an the what that this these those it its their our my")
+
+
+def _tells_of(words: list[str]) -> bool:
+    """Whether a verb in the third person stands before what it takes ("Part 3 reads a little
+    flat", "the count matches what we planned"): a finite verb, so a statement."""
+    for i in range(1, len(words) - 1):
+        w = words[i]
+        if (
+            w.endswith("s")
+            and words[i + 1] in _OBJECT_OPENERS
+            and (w[:-1] in lx.VERBS or (w.endswith("es") and w[:-2] in lx.VERBS))
+        ):
+            return True
+    return False
 
 
 def _measures(norm: str, value: str) -> bool:

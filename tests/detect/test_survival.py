@@ -380,6 +380,9 @@ def test_an_announced_change_sets_a_bare_share_anew() -> None:
         ("Around 25 guests at the dinner yesterday.", False),  # what happened
         ("4 more questions.", False),  # what comes
         ("Shipped 3 fixes to staging.", False),  # a report without its subject
+        ("Part 3 reads a little flat.", False),  # a verb before what it takes: a remark
+        ("2 reviewers matches what the policy expects.", False),
+        ("Limit: 100 requests per minute.", True),  # a plural noun, not a verb
     ],
 )
 def test_a_quantity_set_for_the_work_binds(span: str, binds: bool) -> None:
