@@ -16,6 +16,7 @@ from typing import Final
 import msgspec
 
 from monitor.detect import ledger as lg
+from monitor.detect import scorer as sc
 from monitor.detect import survival as sv
 from monitor.detect.config import DetectConfig
 from monitor.detect.lang import units
@@ -27,6 +28,7 @@ from monitor.detect.restatements import (
     MessageVerdict,
     instructions_in,
     judge,
+    model_for,
     remembered,
 )
 from monitor.detect.session import MAX_COMPACTIONS, Instructions, Meta, Pending, SessionState
@@ -42,6 +44,7 @@ __all__ = [
     "new_state",
     "step",
     "survival_counts",
+    "warm",
 ]
 
 #: Attribute keys copied from events into session attrs (and later into metric labels).
@@ -70,6 +73,19 @@ def _seen_key(event: Event) -> bytes:
 def new_state(event: Event) -> SessionState:
     """The empty state of the session ``event`` opens."""
     return SessionState(meta=Meta(session_id=event.session_id, first_ts=event.ts, last_ts=event.ts))
+
+
+def warm(cfg: DetectConfig) -> None:
+    """Load the models ``cfg`` reads with now, not on the first event that needs one: a worker
+    pays for them before it takes records instead of inside its first run, where the event loop
+    would stand still for them (the scorers ~0.1 s, the semantic stage's encoder ~1 s)."""
+    model_for(cfg)
+    if cfg.survival:
+        sc.load(sc.SURVIVAL)
+    if cfg.semantic:
+        from monitor.detect import semantic
+
+        semantic.encoder()
 
 
 def _redelivered(meta: Meta, event: Event, key: bytes) -> bool:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from monitor.config import Settings
-from monitor.detect import DetectConfig, flush
+from monitor.detect import DetectConfig, flush, warm
 from monitor.stream import agents, schedule, sinkproc, topics, transport, versions
 from monitor.stream.kafka import faust_broker_credentials
 from monitor.stream.tables import Expirable, SessionTables
@@ -444,6 +444,8 @@ def _run(settings: Settings, metrics: Metrics, loglevel: str, role: Role) -> Non
     _check_schema(settings.db_url)
     maker = make_sessionmaker(make_engine(settings.db_url))
     worker = create_app(settings, maker, metrics, role=role)
+    if role != "sinks":
+        warm(settings.detect_config())
     public = settings.public()
 
     async def announce() -> None:

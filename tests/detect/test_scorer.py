@@ -116,3 +116,15 @@ def test_the_shipped_models_compiled_equal_a_plain_walk_to_the_bit(data: st.Data
         scorer = sc.load(name)
         x = _near_thresholds(scorer.model, data)
         assert scorer._raw(x) == _raw_walk(scorer.model, x)
+
+
+def test_warm_loads_the_models_a_config_reads_with() -> None:
+    from monitor.detect import DetectConfig, warm
+
+    sc.load.cache_clear()
+    warm(DetectConfig())
+    assert sc.load.cache_info().currsize == 1  # the restatement scorer
+    warm(DetectConfig(survival=True))
+    assert sc.load.cache_info().currsize == 2  # and the survival scorer
+    warm(DetectConfig(survival=True))
+    assert sc.load.cache_info().misses == 2  # loaded once each
