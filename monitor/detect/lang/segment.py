@@ -457,6 +457,7 @@ def _sentence_split(text: str) -> list[str]:
     character; a text has few stops, and a search for them skips to each."""
     out: list[str] = []
     at, tried = 0, -1
+    run = one_before = False  # a run of one-word sentences; the last part one, cut inline
     for stop in _STOP_OR_BREAK.finditer(text):
         start = stop.start() if stop.group() == "\n" else stop.end()
         if start < at or start == tried:
@@ -464,10 +465,66 @@ def _sentence_split(text: str) -> list[str]:
         tried = start
         m = _SENTENCE_END.match(text, start)
         if m is not None:
-            out.append(text[at : m.start()])
+            part = text[at : m.start()]
+            out.append(part)
+            one = " " not in part and _one_word(part)
+            run = run or (one and one_before)
+            one_before = one and "\n" not in m.group()
             at = m.end()
-    out.append(text[at:])
+    last = text[at:]
+    out.append(last)
+    if (run or (one_before and " " not in last and _one_word(last))) and len(out) > 2:
+        return _unstressed(out, [not _BREAK.search(s) for s in _separators(text, out)])
     return out
+
+
+#: Stops between single words that stress each one ("Do. Not. Push."): this many in a row.
+STRESSED_RUN: Final = 2
+#: Words of the sentence that may close such a run ("Never. Rebase. On a Friday.").
+STRESSED_TAIL_WORDS: Final = 4
+
+
+def _unstressed(parts: list[str], inline: list[bool]) -> list[str]:
+    """``parts`` with each run of one-word sentences on one line ("NEVER. FORCE-PUSH. TO MAIN.",
+    "under. 100. words.") joined into the sentence the stops cut for stress, with a short
+    sentence that closes it. Read apart, the words are fragments: "NEVER." says nothing of
+    what, and the rest reads as told without it (``inline[i]``: no line break after part i).
+    Called for texts of three sentences or more: two one-word sentences alone ("OK. Thanks.")
+    stay two."""
+    out: list[str] = []
+    i, n = 0, len(parts)
+    while i < n:
+        j = i
+        while j < n and _one_word(parts[j]) and (j == i or inline[j - 1]):
+            j += 1
+        if j - i < STRESSED_RUN:
+            out.append(parts[i])
+            i += 1
+            continue
+        if j < n and inline[j - 1] and len(parts[j].split()) <= STRESSED_TAIL_WORDS:
+            j += 1
+        out.append(" ".join(p.rstrip(".") for p in parts[i:j]) + ".")
+        i = j
+    return out
+
+
+_BREAK: Final = re.compile("\n")
+
+
+def _separators(text: str, parts: list[str]) -> list[str]:
+    """What stood between consecutive ``parts`` of ``text`` (cut from it in order)."""
+    out: list[str] = []
+    at = len(parts[0])
+    for p in parts[1:]:
+        nxt = text.find(p, at) if p else at
+        out.append(text[at:nxt])
+        at = nxt + len(p)
+    return out
+
+
+def _one_word(part: str) -> bool:
+    """A sentence of one word ended by one stop (not an ellipsis)."""
+    return part.endswith(".") and not part.endswith("..") and " " not in part.strip()
 
 
 #: "1. " inside a line, as in "rules: 1. no logos 2. no emojis".

@@ -136,8 +136,38 @@ def test_bulleted_rules_are_typed_not_output() -> None:
     ).map("".join)
 )
 def test_sentences_are_cut_where_the_whole_pattern_cuts(text: str) -> None:
-    """The cut tried only after stops and at line breaks is the pattern's own split."""
-    assert segment._sentence_split(text) == segment._SENTENCE_END.split(text)
+    """The cut tried only after stops and at line breaks is the pattern's own split (with
+    runs of one-word sentences joined, as ``_unstressed`` does)."""
+    parts = segment._SENTENCE_END.split(text)
+    if len(parts) > 2:
+        inline = ["\n" not in m.group() for m in segment._SENTENCE_END.finditer(text)]
+        parts = segment._unstressed(parts, inline)
+    assert segment._sentence_split(text) == parts
+
+
+def test_stops_between_single_words_stress_one_sentence() -> None:
+    assert sentences("Do. Not. Push. To main.") == ("Do Not Push To main.",)
+    got = sentences("the CI broke again. NEVER. SKIP. THE TESTS. thanks")
+    assert got == ("the CI broke again.", "NEVER SKIP THE TESTS.", "thanks")
+    # One-word sentences apart, or on lines of their own, are sentences.
+    assert sentences("Done. Tests pass. Merged.") == ("Done.", "Tests pass.", "Merged.")
+    assert sentences("Wait.\nStop.\nRead the logs first.") == (
+        "Wait.",
+        "Stop.",
+        "Read the logs first.",
+    )
+
+
+@given(
+    st.lists(st.sampled_from(["Keep", "the", "cache", "warm", "on", "Friday"]), min_size=3),
+    st.booleans(),
+)
+def test_a_sentence_cut_word_by_word_reads_as_the_sentence(words: list[str], tail: bool) -> None:
+    """ "Keep. The. Cache." is "Keep The Cache.": the same words, one sentence. (Two one-word
+    sentences alone, "OK. Thanks.", stay two.)"""
+    text = " ".join(w + "." for w in words) + (" after lunch." if tail else "")
+    (one,) = sentences(text)
+    assert one.rstrip(".").split() == [*words, *(["after", "lunch"] if tail else [])]
 
 
 @given(st.text(alphabet="ab -;:\t\u2003\u00a0x-", max_size=24))
