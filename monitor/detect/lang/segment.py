@@ -125,7 +125,10 @@ _STOP_SPACE: Final = re.compile(r"\.(?=\s)")
 #: The abbreviations as a set, and their lengths, longest first (the earliest start first).
 _ABBREVIATED_SET: Final = frozenset(_ABBREVIATED)
 _ABBREVIATED_LENGTHS: Final = sorted({len(a) for a in _ABBREVIATED}, reverse=True)
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+#: Emoji and pictographs: in chat, one before a space ends a sentence as a stop does ("works
+#: now 🎉 next the docs"). One inside a sentence ("the 🔑 goes in the vault") cuts it too.
+_EMOJI: Final = "\u2600-\u27bf\ufe0f\U0001f300-\U0001faff"
+_SENTENCE_END: Final = re.compile(rf"(?<=[.!?{_EMOJI}])[\"')\]]*\s+|\n+")
 _CLAUSE_END: Final = re.compile(r"\s*;\s*|\s+-{1,2}\s+|\s*:\s+(?=[A-Za-z])")
 #: An item number inside a line ("rules: 1) US spelling 2) no adverbs"): a list typed inline.
 _INLINE_NUMBER: Final = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)](?=\s)")
@@ -448,7 +451,7 @@ def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
 
 
 #: Where a match of ``_SENTENCE_END`` may start: after a stop, or at a line break.
-_STOP_OR_BREAK: Final = re.compile(r"[.!?\n]")
+_STOP_OR_BREAK: Final = re.compile(rf"[.!?\n{_EMOJI}]")
 
 
 def _sentence_split(text: str) -> list[str]:

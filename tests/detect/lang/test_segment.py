@@ -158,6 +158,12 @@ def test_stops_between_single_words_stress_one_sentence() -> None:
     )
 
 
+def test_an_emoji_before_a_space_ends_a_sentence() -> None:
+    got = sentences("lovely, the banner shows up twice now 🙄 ONE banner per page")
+    assert got == ("lovely, the banner shows up twice now 🙄", "ONE banner per page")
+    assert sentences("shipped ✅ next up the docs") == ("shipped ✅", "next up the docs")
+
+
 @given(
     st.lists(st.sampled_from(["Keep", "the", "cache", "warm", "on", "Friday"]), min_size=3),
     st.booleans(),
