@@ -644,17 +644,40 @@ _ADJECTIVE_VERBS: Final = frozenset(
 
 def _second_requests(piece: str) -> list[str]:
     """A piece split before "and <verb>": "book the slots and leave 15 minutes between them"
-    holds two requests."""
+    holds two requests. So does a comma before the piece's own opening verb, told again
+    (``_opening_verb``), whether or not the lexicon knows it."""
     out: list[str] = []
     start = 0
     ascii_ = piece.isascii()  # then searched lower-cased by the twin: the same places
+    own = _opening_verb(piece)
     for m in (_AND_LOWER if ascii_ else _AND).finditer(piece.lower() if ascii_ else piece):
         word = (m.group(1) or m.group(2) or m.group(3)).lower()
-        if word in lx.VERBS and word not in _ADJECTIVE_VERBS and m.start() > start:
+        if (
+            (word in lx.VERBS and word not in _ADJECTIVE_VERBS) or word == own
+        ) and m.start() > start:
             out.append(piece[start : m.start()])
             start = m.end()
     out.append(piece[start:])
     return [p.strip(" ,") for p in out]
+
+
+#: Words a request may open with before its verb ("don't", "never", "please").
+_BEFORE_THE_VERB: Final = frozenset(
+    {"don't", "dont", "never", "not", "do", "please", "pls", "always"}
+)
+
+
+def _opening_verb(piece: str) -> str:
+    """The word a request opens with, past "don't", "never", "please": told again after a
+    comma it opens a second request ("don't cache X, cache Y instead"), whatever the verb."""
+    for w in piece.split()[:3]:
+        low = w.lower()
+        if low not in _BEFORE_THE_VERB:
+            # A subject ("I will …, I will …") or a function word opens no request.
+            if low in lx.SUBJECT_OPENERS or low in lx.STOPWORDS or not low.isalpha():
+                return ""
+            return low
+    return ""
 
 
 def cache_clear() -> None:

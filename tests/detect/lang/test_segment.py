@@ -158,6 +158,17 @@ def test_stops_between_single_words_stress_one_sentence() -> None:
     )
 
 
+@given(st.sampled_from(["cache", "vendor", "mute", "stub", "pin"]), st.booleans())
+def test_a_request_told_again_after_a_comma_opens_a_clause(verb: str, negated: bool) -> None:
+    """ "don't cache X, cache Y instead": the opening verb again opens a second request,
+    whether or not the lexicon knows it as a verb."""
+    first = f"{'dont ' if negated else ''}{verb} the build folder"
+    assert clauses(f"{first}, {verb} the wheel directory instead") == (
+        first,
+        f"{verb} the wheel directory instead",
+    )
+
+
 def test_an_emoji_before_a_space_ends_a_sentence() -> None:
     got = sentences("lovely, the banner shows up twice now 🙄 ONE banner per page")
     assert got == ("lovely, the banner shows up twice now 🙄", "ONE banner per page")
