@@ -126,8 +126,15 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
         "UTF-8 exports, like before.",
         "Same note as last time: UTF-8.",
         "I've asked 3 times now, UTF-8 exports.",
+        "ICYMI: exports in UTF-8.",
+        "Bumping this: UTF-8 exports.",
+        "What I asked originally: UTF-8 exports.",
+        "Per my initial brief, exports in UTF-8.",
+        "From the original list, UTF-8 exports.",
+        "UTF-8, that's the rule I set on day one.",
     ):
         assert read(said).cues.reminder == 1, said
+    assert read("Bump the exporter to 2.1 and set UTF-8.").cues.reminder == 0
 
 
 def test_a_negating_fragment_stays_in_the_whole_message() -> None:
