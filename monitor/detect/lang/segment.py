@@ -163,6 +163,11 @@ _CLAUSE_COMMA: Final = re.compile(
     r",\s+(?=(?:the|this|that|our|my|their|its|it|they|he|she)\s+(?:\w+\s+)?\w+(?:s|ed)\s)|"
     r",\s+(?=\w+(?:\s+\w+)?\s+(?:is|are|was|were|will|would|can|could|should|must|does|do|did"
     r"|has|have|had|\w+n't|doesnt|dont|cant|wont|isnt|arent|didnt|wasnt|shouldnt)\b)|"
+    # A longer subject ("…, fig 2 and 4 dont have it"), not a relative clause ("…, where
+    # each item would …"), which belongs to what it follows.
+    r",\s+(?!(?:where|which|who|whose|whom|when|whether|that|if|as)\b)"
+    r"(?=\w+(?:\s+\w+){2,3}\s+(?:\w+n't|doesnt|dont|cant|wont|isnt|arent|didnt|wasnt"
+    r"|shouldnt)\b)|"
     r",\s+and\s+(?=(?:do not|don't|dont|never|please|also|then)\b)|"
     # Unpunctuated, a second request still opens with its own marker ("… and also can you …").
     r"\s+and\s+(?=(?:also|can you|could you|can u|pls|please)\b)|"

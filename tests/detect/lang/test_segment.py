@@ -169,6 +169,14 @@ def test_a_request_told_again_after_a_comma_opens_a_clause(verb: str, negated: b
     )
 
 
+def test_a_negated_remark_with_a_longer_subject_is_a_clause_of_its_own() -> None:
+    got = clauses("put the unit in every column header, rows 3 and 7 dont have it")
+    assert got == ("put the unit in every column header", "rows 3 and 7 dont have it")
+    # A relative clause belongs to what it follows.
+    one = "keep a checklist of steps, where each line doesn't repeat the last"
+    assert clauses(one) == (one,)
+
+
 def test_an_emoji_before_a_space_ends_a_sentence() -> None:
     got = sentences("lovely, the banner shows up twice now 🙄 ONE banner per page")
     assert got == ("lovely, the banner shows up twice now 🙄", "ONE banner per page")
