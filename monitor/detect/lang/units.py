@@ -564,6 +564,8 @@ def _word(
     A value (a number, in digits or a word, a path, code) is its own canonical spelling as
     both stem and key; "avoid", "skip" count once, as negations, so they carry no pole.
     """
+    if len(w) > 2 and w[-1] == "s" and w[:-1].isupper() and w[:-1].isalpha():
+        low = low[:-1]  # "PDFs", "IPs": an acronym's plural is the acronym, as stemmed
     k = key(low)
     poles = () if low in lx.NEGATIVE_VERBS else _ANTONYMS.get(k, ())
     if low in _NOT_CONTENT:

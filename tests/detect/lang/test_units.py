@@ -259,3 +259,10 @@ def test_the_cue_patterns_twins_find_what_they_find_in_lower_case_ascii(parts: l
 def test_reminders_are_cut_from_a_span_as_the_pattern_cuts_them(parts: list[str]) -> None:
     span = " ".join(parts)
     assert un._unreminded(span) == lx.REMINDER.sub(" ", span)
+
+
+@given(st.sampled_from(["PDF", "IP", "API", "SKU", "TIFF", "GPU"]))
+def test_an_acronyms_plural_is_the_acronym(acronym: str) -> None:
+    one = un.unit(f"attach the {acronym} to the ticket")
+    many = un.unit(f"attach the {acronym}s to the ticket")
+    assert one.stems == many.stems and one.keys == many.keys
