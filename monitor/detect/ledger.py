@@ -104,6 +104,8 @@ def binds(u: Unit) -> bool:
     wants done once ("I need the report by Friday": a wish binds when it forbids or holds a
     standing-rule word, "I don't want a residuals clause"), not someone else's words reported
     ("legal says …"), and with a mark of a standing rule."""
+    if _owned_setting(u):
+        return True
     if u.form & (un.FIRST_PERSON | un.OWN_PLAN) and not u.form & (un.WANT | un.DIRECTED):
         return False
     if u.form & (un.REPORT | un.QUESTION | un.IN_QUESTION | un.ACK):
@@ -137,6 +139,28 @@ _SETTING: Final = lx.word_set("""
 at to is are be of by under over below above within max maximum min minimum limit cap capped
 alpha threshold timeout ttl budget price cost rate at most least than =
 """)
+
+
+#: A setting of the work given as a fact about it ("our budget is €8,000 all in", "the
+#: word limit is 800"): the brief's terms in the user's own voice.
+_OWNED_VALUE: Final = re.compile(
+    r"^(?:our|my|the) [a-z][\w-]*(?: [a-z][\w-]*)? (?:is|are) (?:\$|€|£)?\d"
+)
+
+
+_PRICED: Final = re.compile(r"[$€£]\s?\d")
+
+
+def _owned_setting(u: Unit) -> bool:
+    """Whether a span states a quantity of the user's work as it stands ("Our budget is
+    €8,000"): first person and a report in form, it binds as a setting does. A past one
+    ("our budget was …") reports, and a bare number names ("our ticket is 4512"): the value
+    needs a currency or a unit after it."""
+    m = _OWNED_VALUE.match(u.norm)
+    if m is None or u.form & (un.PAST | un.QUESTION | un.IN_QUESTION):
+        return False
+    after = u.norm[m.end() - 1 :].split(maxsplit=2)
+    return _PRICED.search(u.text) is not None or (len(after) > 1 and after[1][:1].isalpha())
 
 
 def specifies(u: Unit) -> bool:

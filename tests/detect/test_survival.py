@@ -383,6 +383,10 @@ def test_an_announced_change_sets_a_bare_share_anew() -> None:
         ("Part 3 reads a little flat.", False),  # a verb before what it takes: a remark
         ("2 reviewers matches what the policy expects.", False),
         ("Limit: 100 requests per minute.", True),  # a plural noun, not a verb
+        ("Our budget is €8,000 all in.", True),  # the brief's terms in the user's voice
+        ("The word limit is 800 words.", True),
+        ("Our budget was €8,000 last year.", False),  # what was
+        ("Our ticket is 4512.", False),  # a number that names
     ],
 )
 def test_a_quantity_set_for_the_work_binds(span: str, binds: bool) -> None:
