@@ -113,13 +113,23 @@ _CAPTION_CHUNKS: Final = 3
 _STATUS_VALUE_WORDS: Final = 12
 
 #: Abbreviations whose stop ends no sentence ("Dr.", "e.g.").
-_ABBREVIATED: Final = (
-    *("dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "approx", "no", "fig", "inc", "ltd"),
-    *("e.g", "i.e", "cf", "min", "max", "ca"),
+#: Abbreviations whose stop ends no sentence, and those that abbreviate only before a number
+#: ("No. 5", "Fig. 3", "max. 20"): elsewhere "no." and "max." end one ("No. Keep it.",
+#: "250 words max. Then …").
+_ALWAYS_ABBREVIATED: Final = (
+    *("dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd"),
+    *("e.g", "i.e", "cf"),
 )
+_BEFORE_A_NUMBER: Final = ("no", "fig", "min", "max", "approx", "ca")
+_ABBREVIATED: Final = (*_ALWAYS_ABBREVIATED, *_BEFORE_A_NUMBER)
 _ABBREVIATIONS: Final = re.compile(
-    r"\b(?:" + "|".join(map(re.escape, _ABBREVIATED)) + r")\.(?=\s)", re.IGNORECASE
+    r"\b(?:" + "|".join(map(re.escape, _ALWAYS_ABBREVIATED)) + r")\.(?=\s)|"
+    r"\b(?:" + "|".join(map(re.escape, _BEFORE_A_NUMBER)) + r")\.(?=\s+[\d#])",
+    re.IGNORECASE,
 )
+#: What follows the stop of an abbreviation of ``_BEFORE_A_NUMBER``.
+_NUMBER_NEXT: Final = re.compile(r"\s+[\d#]")
+_BEFORE_A_NUMBER_SET: Final = frozenset(_BEFORE_A_NUMBER)
 #: A stop before a space: where an abbreviation's stop may be (``_protect``).
 _STOP_SPACE: Final = re.compile(r"\.(?=\s)")
 #: The abbreviations as a set, and their lengths, longest first (the earliest start first).
@@ -394,6 +404,8 @@ def _abbreviated_before(text: str, low: str, stop: int, since: int) -> int:
     for n in _ABBREVIATED_LENGTHS:
         start = stop - n
         if start < since or low[start:stop] not in _ABBREVIATED_SET:
+            continue
+        if low[start:stop] in _BEFORE_A_NUMBER_SET and not _NUMBER_NEXT.match(text, stop + 1):
             continue
         if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
             return start

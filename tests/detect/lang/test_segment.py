@@ -177,6 +177,16 @@ def test_a_negated_remark_with_a_longer_subject_is_a_clause_of_its_own() -> None
     assert clauses(one) == (one,)
 
 
+def test_no_and_max_abbreviate_only_before_a_number() -> None:
+    got = sentences("Can we skip the checks? No. Every form needs a certificate.")
+    assert got == ("Can we skip the checks?", "No.", "Every form needs a certificate.")
+    assert sentences("Summary: 200 words max. Then the body.") == (
+        "Summary: 200 words max.",
+        "Then the body.",
+    )
+    assert sentences("See Fig. 3 and keep max. 20 rows.") == ("See Fig. 3 and keep max. 20 rows.",)
+
+
 def test_an_emoji_before_a_space_ends_a_sentence() -> None:
     got = sentences("lovely, the banner shows up twice now 🙄 ONE banner per page")
     assert got == ("lovely, the banner shows up twice now 🙄", "ONE banner per page")
