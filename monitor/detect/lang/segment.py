@@ -112,10 +112,9 @@ _CAPTION_CHUNKS: Final = 3
 #: Longest value of a status line (words): longer is prose with a colon in it.
 _STATUS_VALUE_WORDS: Final = 12
 
-#: Abbreviations whose stop ends no sentence ("Dr.", "e.g.").
-#: Abbreviations whose stop ends no sentence, and those that abbreviate only before a number
-#: ("No. 5", "Fig. 3", "max. 20"): elsewhere "no." and "max." end one ("No. Keep it.",
-#: "250 words max. Then …").
+#: Abbreviations whose stop ends no sentence ("Dr.", "e.g."), and those that abbreviate only
+#: before a number ("No. 5", "Fig. 3", "max. 20"): elsewhere "no." and "max." end one ("No.
+#: Keep it.", "250 words max. Then …").
 _ALWAYS_ABBREVIATED: Final = (
     *("dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd"),
     *("e.g", "i.e", "cf"),
@@ -505,7 +504,7 @@ STRESSED_TAIL_WORDS: Final = 4
 
 
 def _unstressed(parts: list[str], inline: list[bool]) -> list[str]:
-    """``parts`` with each run of one-word sentences on one line ("NEVER. FORCE-PUSH. TO MAIN.",
+    """``parts`` with each run of one-word sentences on one line ("NEVER. MERGE. ON FRIDAYS.",
     "under. 100. words.") joined into the sentence the stops cut for stress, with a short
     sentence that closes it. Read apart, the words are fragments: "NEVER." says nothing of
     what, and the rest reads as told without it (``inline[i]``: no line break after part i).
