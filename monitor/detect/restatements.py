@@ -407,16 +407,19 @@ def _gated(
                 x,
                 r.turned,
                 not r.turned and r.changes_value(),
-                veto
-                or thin(ins.unit, u)
-                or checks(u, m.cues)
-                or remarks(u, m.cues)
-                or topic_only(u),
+                veto or _held(ins.unit, u, m.cues),
             ),
             r if plain else None,
         )
         for (ins, u, x, r, plain), veto in zip(scored, vetoed, strict=True)
     ]
+
+
+def _held(e: Unit, u: Unit, cues: un.Cues) -> bool:
+    """The gates read of the spans and the message alone: ``u`` too thin to restate ``e``, a
+    check, a remark or a topic. One list for ``_gated`` (the trainer's reading) and
+    ``_ungated`` (the run-time path), so the two cannot drift apart."""
+    return thin(e, u) or checks(u, cues) or remarks(u, cues) or topic_only(u)
 
 
 class _Reading(msgspec.Struct, gc=False):
@@ -578,10 +581,7 @@ def _ungated(
         e = ins.unit
         if (
             veto  # every turned pair is vetoed (``turned_within``)
-            or thin(e, u)
-            or checks(u, cues)
-            or remarks(u, cues)
-            or topic_only(u)
+            or _held(e, u, cues)
             or changes_value(e, u, _change_cues(cues, u, kind))
         ):
             continue
