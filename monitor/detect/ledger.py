@@ -500,8 +500,11 @@ def left_open_by_asker(text: str, asked: Sequence[Item]) -> tuple[list[Item], li
     rest = " ".join(u.text for u in un.read(text).sentences if not asks(u))
     if not rest or not left_open(rest):
         return [], list(asked)
-    deciding = [q for q in asked if decides(q.literal)]
-    return deciding, [q for q in asked if not decides(q.literal)]
+    deciding: list[Item] = []
+    waiting: list[Item] = []
+    for q in asked:
+        (deciding if decides(q.literal) else waiting).append(q)
+    return deciding, waiting
 
 
 #: Where a promise opens inside a sentence: after an opening phrase and its comma ("For each
@@ -730,10 +733,10 @@ def _rejects(rejected: Sequence[str], keys: Sequence[str]) -> bool:
     """Whether what a sentence rejects is what a rule says: the rejected phrase's first word
     among the rule's ("argon2id instead of bcrypt", "$39, not $45"). A noun the two merely
     share is context ("as void, not as draft invoices" says nothing of a rule on invoices)."""
-    return bool(rejected) and _bare(rejected[0]) in {_bare(k) for k in keys}
+    return bool(rejected) and bare(rejected[0]) in {bare(k) for k in keys}
 
 
-def _bare(word: str) -> str:
+def bare(word: str) -> str:
     """A word without a currency sign: "$45" and the look-up key "45" name one value."""
     return word.lstrip("$€£")
 
@@ -845,6 +848,7 @@ __all__ = [
     "add",
     "answered",
     "assistant_items",
+    "bare",
     "binds",
     "item_id",
     "left_open_by_asker",

@@ -36,7 +36,7 @@ from monitor.detect.lang.normalise import normalise
 from monitor.detect.lang.quantities import other_value
 from monitor.detect.lang.segment import pieces_of_normalised
 from monitor.detect.lang.units import Cues, Unit
-from monitor.detect.ledger import Item
+from monitor.detect.ledger import Item, bare
 from monitor.detect.pairs import FEATURES, features, opposite
 
 Verdict = Literal["verbatim", "supported", "absent", "contradicted"]
@@ -388,7 +388,7 @@ def _keeps_rejected(item: Item, u: Unit) -> bool:
     with "seat price $48"): the rejected words, the former rule's matter beside them, and none of
     the values the revision brought."""
     current = item.current
-    rejected = {r.lstrip("$€£") for r in current.rejected}
+    rejected = {bare(r) for r in current.rejected}
     if not rejected or not rejected <= set(u.keys) | set(u.values):
         return False
     matter = set(item.unit.keys) - rejected

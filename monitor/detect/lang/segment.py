@@ -493,7 +493,7 @@ def _sentence_split(text: str) -> list[str]:
     last = text[at:]
     out.append(last)
     if (run or (one_before and " " not in last and _one_word(last))) and len(out) > 2:
-        return _unstressed(out, [not _BREAK.search(s) for s in _separators(text, out)])
+        return _unstressed(out, ["\n" not in s for s in _separators(text, out)])
     return out
 
 
@@ -525,9 +525,6 @@ def _unstressed(parts: list[str], inline: list[bool]) -> list[str]:
         out.append(" ".join(p.rstrip(".") for p in parts[i:j]) + ".")
         i = j
     return out
-
-
-_BREAK: Final = re.compile("\n")
 
 
 def _separators(text: str, parts: list[str]) -> list[str]:
