@@ -365,6 +365,11 @@ def _inverted(order: Sequence[int]) -> int:
 
 
 _ARTICLES: Final = frozenset({"the", "a", "an", "this", "that", "our", "my", "your", "its"})
+#: Pronouns stand for a word said elsewhere, so taking its slot swaps no roles: "when you reply
+#: to new contributors, thank them" / "thank new contributors when you reply to them".
+_PRONOUNS: Final = frozenset(
+    {"it", "them", "they", "these", "those", "he", "him", "she", "her", "we", "us", "you", "me"}
+)
 #: Words whose two sides are interchangeable: trading places across them swaps nothing.
 _SYMMETRIC: Final = frozenset({"and", "or", "nor", "&", "plus", "then", "vs", "with", ","})
 
@@ -385,7 +390,7 @@ def _swapped(ie: _Index, il: _Index) -> float:
     """Whether two shared words took each other's slots: "copy from prod into dev" /
     "copy from dev into prod", "A as master and B as slave" / "B as master and A as slave"."""
     se, sl = ie.slots, il.slots
-    shared = [w for w in se if w in sl and w not in _ARTICLES and len(w) > 1]
+    shared = [w for w in se if w in sl and w not in _ARTICLES and w not in _PRONOUNS and len(w) > 1]
     for i, a in enumerate(shared):
         for b in shared[i + 1 :]:
             if (

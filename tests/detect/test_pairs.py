@@ -251,3 +251,26 @@ def test_a_negated_rule_told_again_without_its_negation_is_opposite_whatever_its
     assert opposite(rule, unit(f"{verb} {thing}"))
     assert not opposite(rule, unit(f"{negation}{verb} {thing}"))
     assert not opposite(rule, unit(f"{verb.upper()}."))  # a fragment tells with its neighbours
+
+
+def test_a_pronoun_taking_a_nouns_slot_swaps_no_roles() -> None:
+    e = unit("When you answer new reviewers, credit them before asking for fixes.")
+    later = unit("Credit new reviewers before asking for fixes when you answer them.")
+    assert features(e, later, read(later.text).cues, 0)[FEATURES.index("swapped_roles")] == 0.0
+    # Two names trading places still swap.
+    e2, l2 = (
+        unit("copy the rows from ledger into archive"),
+        unit("copy the rows from archive into ledger"),
+    )
+    assert features(e2, l2, read(l2.text).cues, 0)[FEATURES.index("swapped_roles")] == 1.0
+
+
+def test_word_term_and_phrase_name_one_slot_and_rather_than_announces_no_change() -> None:
+    assert not _changes(
+        "Never use the phrase 'quick win' in the board deck.",
+        "never use the term quick win in the board deck",
+    )
+    assert not _changes(
+        "Take the totals from the audited ledger, not from the draft.",
+        "please take the totals from the audited ledger rather than the draft",
+    )

@@ -101,6 +101,10 @@ BARE_CONTRACTIONS: Final = {
     "theres": "there is",
 }
 
+#: Shortened prepositions read as their words before anything else ("excl. tables" is
+#: "excluding tables", so it negates what "excluding" negates).
+SHORT_WORDS: Final = {"excl": "excluding", "incl": "including"}
+
 #: Short forms and their full words (the prefix rule already covers "config" ~ "configuration").
 ABBREVIATIONS: Final = {
     "db": "database",
@@ -406,7 +410,7 @@ record: log
 link: url hyperlink
 number: figure digit
 amount: quantity total sum
-word: term
+word: term phrase expression wording
 page: sheet
 day: daily
 week: weekly
@@ -531,8 +535,9 @@ _SAID_HOW: Final = r"(?:(?:already|literally|clearly|just|specifically|explicitl
 REMINDER: Final = re.compile(
     r"\bagain\b|\bonce more\b|\bone more time\b|\breminder\b|\bremind(?:ing)?\b|"
     r"\bremember\b|\bdon'?t forget\b|\bdo not forget\b|\bhow many times\b|"
-    rf"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have)?\s+{_SAID_HOW}(?:said|mentioned|noted|told|"
-    r"asked|wrote|explained|agreed|discussed|requested|stated|say|tell|write|mention)\b|"
+    rf"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have|\s+was|\s+were)?\s+{_SAID_HOW}(?:said|mentioned|"
+    r"noted|told|asked|wrote|explained|agreed|discussed|requested|stated|say|tell|write|mention|"
+    r"saying)\b|"
     r"\bas previously (?:instructed|mentioned|said|discussed|agreed|stated|requested|noted)\b|"
     rf"\b(?:i|we)\s*(?:'ve|ve|have)?\s+{_SAID_HOW}(?:said|told you|asked you|asked for|"
     r"mentioned|explained)\b|\btold you\b|\balready (?:said|asked|told|mentioned)\b|"
@@ -564,7 +569,8 @@ FRUSTRATION: Final = re.compile(
 
 #: Phrases that announce a changed value or a withdrawn instruction.
 UPDATE: Final = re.compile(
-    r"\binstead\b|\bactually\b|\brather\b|"
+    # "B rather than A" contrasts, as "B, not A" does; "I'd rather" changes.
+    r"\binstead\b|\bactually\b|\brather\b(?! than\b)|"
     # A switch names where to: "the pump must never switch" is a rule, not a change.
     r"\bswitch(?:ed|ing)?\s+(?:\S+\s+){0,3}?(?:to|over|back|from)\b|"
     # "any change to the API" names a change; "change it to 20" makes one.

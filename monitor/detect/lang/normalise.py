@@ -373,7 +373,7 @@ def _forms(w: str) -> tuple[str, ...]:
         # same command written without backticks meets it word by word ("seed=42" too).
         return tuple(f"`{part}`" for part in _WORD.findall(w.strip("`")))
     low = w.lower()
-    bare = lx.BARE_CONTRACTIONS.get(low)
+    bare = lx.BARE_CONTRACTIONS.get(low) or lx.SHORT_WORDS.get(low)
     if bare is not None:
         out = tuple(bare.split())
     elif low.endswith("'s") and len(low) > 2:
@@ -399,12 +399,18 @@ def clock24(hour: str, minutes: str | None, half: str) -> str:
     return f"{int(hour) % 12 + (12 if half.lower() == 'p' else 0)}:{minutes or '00'}"
 
 
+#: A colour in three hex digits, the short form of six.
+_HEX3: Final = re.compile(r"#[0-9a-f]{3}")
+
+
 @functools.lru_cache(maxsize=_WORD_MEMO)
 def value(word: str) -> str:
     """The canonical spelling of a value: ``10k`` -> ``10000``, ``02:30`` -> ``2:30``,
     ``8pm`` -> ``20:00``, ``$20`` -> ``20``, code without backticks, paths without a trailing
     slash."""
     low = word.lower().strip("`").rstrip("/.")
+    if len(low) == 4 and _HEX3.fullmatch(low):
+        return "#" + "".join(c * 2 for c in low[1:])  # "#fff" is "#ffffff"
     t = _TIME.match(low)
     if t:
         return f"{int(t.group(1))}:{t.group(2)}"

@@ -116,7 +116,7 @@ _STATUS_VALUE_WORDS: Final = 12
 #: before a number ("No. 5", "Fig. 3", "max. 20"): elsewhere "no." and "max." end one ("No.
 #: Keep it.", "250 words max. Then …").
 _ALWAYS_ABBREVIATED: Final = (
-    *("dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd"),
+    *("dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd", "incl", "excl"),
     *("e.g", "i.e", "cf"),
 )
 _BEFORE_A_NUMBER: Final = ("no", "fig", "min", "max", "approx", "ca")
@@ -177,6 +177,8 @@ _CLAUSE_COMMA: Final = re.compile(
     r",\s+(?!(?:where|which|who|whose|whom|when|whether|that|if|as)\b)"
     r"(?=\w+(?:\s+\w+){2,3}\s+(?:\w+n't|doesnt|dont|cant|wont|isnt|arent|didnt|wasnt"
     r"|shouldnt)\b)|"
+    # A first-person subject opens its own clause whatever its verb ("…, I see two without").
+    r",\s+(?=(?:i|we|they)\s+[a-z]\w*\b)|"
     r",\s+and\s+(?=(?:do not|don't|dont|never|please|also|then)\b)|"
     # Unpunctuated, a second request still opens with its own marker ("… and also can you …").
     r"\s+and\s+(?=(?:also|can you|could you|can u|pls|please)\b)|"
@@ -449,12 +451,26 @@ def _dash_after_space(item: str) -> bool:
     return False
 
 
+#: "How many times do I have to say it": a question that asks nothing, so it is a sentence of its
+#: own even unpunctuated, and what follows it is not asked ("how many times do I have to say
+#: this the API goes through the breaker").
+_RHETORICAL: Final = re.compile(
+    r"\b(how many (?:more )?times (?:(?:do|does|must|will|should|did) (?:i|we) (?:have to |need to "
+    r"|got to |gotta )?(?:say|tell you|tell|ask(?: you)?(?: for)?|repeat|explain|mention)|have "
+    r"(?:i|we) (?:told you|said|asked(?: you)?(?: for)?|mentioned))(?: (?:it|this|that))?)"
+    r"[\s,:;.!?-]*(?=\w)",
+    re.IGNORECASE,
+)
+
+
 def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
     """``pieces`` of a text already through ``normalise`` (a long summary is normalised once
     for its pieces and its flat form)."""
     out: list[tuple[str, bool]] = []
     if "1." in body and _DOTTED_NUMBER.search(body):  # every match holds "1."
         body = "\n".join(_numbered_inline(line) for line in body.split("\n"))
+    if "many times" in body or "MANY TIMES" in body or "many TIMES" in body:
+        body = _RHETORICAL.sub(r"\1? ", body)
     for part in _sentence_split(_protect(body)):
         part = _LIST_MARKER.sub("", part, count=1)
         asks = part.rstrip(" \"')*").endswith("?")
@@ -613,12 +629,21 @@ def clauses(sentence: str) -> tuple[str, ...]:
     return tuple(pieces)
 
 
-_AND: Final = re.compile(
+_AND_TEXT: Final = (
     r",\s+(?:and\s+)?(?:then\s+|also\s+)?(?=(\w+))|\s+and\s+(?=(?:always|never)\s+(\w+))|"
-    r"\s+and\s+(?:then\s+|also\s+)?(?=(\w+))",
-    re.IGNORECASE,
+    r"\s+and\s+(?:then\s+|also\s+)?(?=(\w+))"
 )
+_AND: Final = re.compile(_AND_TEXT, re.IGNORECASE)
 _AND_LOWER: Final = lowercase_twin(_AND)
+#: The same, and unpunctuated, a negated request after a noun opens its own ("… should be v2
+#: don't use …"): only for pieces that hold a negator (``_NEGATED_MARKS``).
+_AND_NEGATED: Final = re.compile(
+    _AND_TEXT + r"|\s+(?=(?:do not|don't|dont|never)\s+(\w+))", re.IGNORECASE
+)
+_AND_NEGATED_LOWER: Final = lowercase_twin(_AND_NEGATED)
+_NEGATED_MARKS: Final = ("do not", "don't", "dont", "never")
+#: Words before which a negator negates their own clause: a subject ("we never", "it doesn't").
+_NOT_NEW: Final = lx.STOPWORDS | lx.SUBJECT_OPENERS | lx.AUXILIARIES
 
 
 def _cut_at(text: str, matches: Iterator[re.Match[str]]) -> list[str]:
@@ -663,8 +688,18 @@ def _second_requests(piece: str) -> list[str]:
     start = 0
     ascii_ = piece.isascii()  # then searched lower-cased by the twin: the same places
     own = _opening_verb(piece)
-    for m in (_AND_LOWER if ascii_ else _AND).finditer(piece.lower() if ascii_ else piece):
-        word = (m.group(1) or m.group(2) or m.group(3)).lower()
+    low = piece.lower()
+    if any(n in low for n in _NEGATED_MARKS):
+        pattern = _AND_NEGATED_LOWER if ascii_ else _AND_NEGATED
+    else:
+        pattern = _AND_LOWER if ascii_ else _AND
+    for m in pattern.finditer(low if ascii_ else piece):
+        negated = m.group(4) if m.re.groups > 3 else None
+        if negated:
+            before = piece[start : m.start()].split()
+            if len(before) < _NEGATED_AFTER or before[-1].lower() in _NOT_NEW:
+                continue
+        word = str(m.group(1) or m.group(2) or m.group(3) or negated).lower()
         if (
             (word in lx.VERBS and word not in _ADJECTIVE_VERBS) or word == own
         ) and m.start() > start:
@@ -673,6 +708,9 @@ def _second_requests(piece: str) -> list[str]:
     out.append(piece[start:])
     return [p.strip(" ,") for p in out]
 
+
+#: Words a piece needs before an unpunctuated negated request to be cut from it.
+_NEGATED_AFTER: Final = 3
 
 #: Words a request may open with before its verb ("don't", "never", "please").
 _BEFORE_THE_VERB: Final = frozenset(

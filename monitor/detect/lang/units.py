@@ -300,7 +300,7 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     count = 0
     listed = False  # a "no" or "never" counted: another one is the next item of a list
     for i, w in enumerate(ws):
-        if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
+        if w == "not" and _contrastive(ws, i):
             continue
         if w in lx.NEGATORS or w in lx.NEGATIVE_VERBS or w == "forget":
             near = next((j for j in range(i + 1, min(i + 4, len(ws))) if j in bounds), None)
@@ -318,11 +318,25 @@ def _negations(ws: tuple[str, ...]) -> tuple[int, dict[int, int]]:
     return count, bounds
 
 
+def _contrastive(ws: Sequence[str], i: int) -> bool:
+    """Whether the "not" at ``i`` names a rejected alternative: it follows a content word
+    ("tabs not spaces"), or a filler after one ("the small set first not the full one"); after
+    an auxiliary or a filler alone it negates the predicate ("still not", "please not")."""
+    if i == 0:
+        return False
+    prev = ws[i - 1]
+    if prev in lx.AUXILIARIES:
+        return False
+    if prev not in lx.FILLERS:
+        return True
+    return i > 1 and ws[i - 2] not in lx.STOPWORDS and ws[i - 2] not in lx.FILLERS
+
+
 def _contrasted(ws: tuple[str, ...]) -> tuple[str, ...]:
     """Keys of the words a contrastive "not" rejects ("tabs not spaces" rejects "spaces")."""
     out: list[str] = []
     for i, w in enumerate(ws):
-        if w == "not" and i > 0 and ws[i - 1] not in lx.AUXILIARIES and ws[i - 1] not in lx.FILLERS:
+        if w == "not" and _contrastive(ws, i):
             after = [x for x in ws[i + 1 : i + 5] if x not in lx.STOPWORDS][:2]
             out.extend(key(x) for x in after)
     return tuple(out)

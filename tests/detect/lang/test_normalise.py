@@ -198,3 +198,9 @@ def test_the_clock_marks_are_found_lower_cased_in_any_case(text: str) -> None:
     spellings = [f" {h}{d}{m}" for h in "aApP" for d in ("", ".") for m in "mM"]
     found = any(lit in text.lower() for lit in nz._CLOCK_MARKS)
     assert found == any(s in text for s in spellings)
+
+
+@given(st.text(alphabet="0123456789abcdef", min_size=3, max_size=3))
+def test_a_three_digit_hex_colour_is_its_six_digit_form(short: str) -> None:
+    assert value(f"#{short}") == "#" + "".join(c * 2 for c in short)
+    assert value(f"#{short.upper()}") == value("#" + "".join(c * 2 for c in short).upper())

@@ -210,3 +210,42 @@ def test_clause_ends_cut_where_the_pattern_cuts(item: str) -> None:
     """The tests before the split (a ";", a ":", a dash after whitespace) skip only items the
     pattern would not cut."""
     assert segment._clause_ends(item) == segment._CLAUSE_END.split(item)
+
+
+@given(
+    st.sampled_from(
+        [
+            "how many times do I have to say it",
+            "How many times do we need to tell you this",
+            "how many times have I told you",
+            "HOW MANY TIMES DO I HAVE TO SAY THIS",
+        ]
+    ),
+    st.sampled_from(["", ",", ":", "!!"]),
+)
+def test_a_rhetorical_how_many_times_asks_nothing_of_what_follows(opener: str, mark: str) -> None:
+    text = f"{opener}{mark} the invoices go out on the first of the month"
+    got = pieces(text)
+    assert got[0][1] and got[0][0].lower().startswith("how many times")
+    assert got[-1] == ("the invoices go out on the first of the month", False)
+
+
+def test_a_first_person_subject_after_a_comma_opens_a_clause() -> None:
+    got = clauses("Put the retries in the client config, I see two services without any")
+    assert got == ("Put the retries in the client config", "I see two services without any")
+
+
+def test_an_unpunctuated_negated_request_after_a_noun_opens_its_own() -> None:
+    text = "the sample rate in every chart should be 48 kHz dont use 44.1 because it resamples"
+    assert "dont use 44.1" in clauses(text)
+    # After a subject or an auxiliary the negation is the clause's own.
+    assert clauses("the two nightly jobs never finish before six") == (
+        "the two nightly jobs never finish before six",
+    )
+    assert len(clauses("we never rebase the release branch")) == 1
+
+
+def test_incl_and_excl_end_no_sentence() -> None:
+    assert sentences("Quote 40 pages excl. appendices and cite every table.") == (
+        "Quote 40 pages excl. appendices and cite every table.",
+    )

@@ -266,3 +266,16 @@ def test_an_acronyms_plural_is_the_acronym(acronym: str) -> None:
     one = un.unit(f"attach the {acronym} to the ticket")
     many = un.unit(f"attach the {acronym}s to the ticket")
     assert one.stems == many.stems and one.keys == many.keys
+
+
+def test_a_not_after_a_filler_after_a_content_word_names_the_alternative() -> None:
+    u = unit("run the migration on the replica first not the primary")
+    assert u.polarity == 0 and "primary" in u.rejected
+    # After an auxiliary and a filler it negates: "is still not".
+    assert unit("the cache is still not warm").polarity == 1
+
+
+def test_excl_reads_as_excluding() -> None:
+    assert unit("Max 12 slides excl. the title slide").norm == unit(
+        "Max 12 slides excluding the title slide"
+    ).norm
