@@ -25,6 +25,7 @@ from rapidfuzz.distance import OSA
 from monitor.detect.lang import units as un
 from monitor.detect.lang.literals import may_match
 from monitor.detect.lang.normalise import clock24, stem, without_thousands
+from monitor.detect.lang.segment import clauses
 from monitor.detect.lang.units import Cues, Unit
 
 #: Weight of a word by salience class (GENERIC .. VALUE) when measuring coverage.
@@ -95,6 +96,10 @@ FEATURES: Final[tuple[str, ...]] = (
     "l_words",
 )
 N_FEATURES: Final = len(FEATURES)
+#: The features that read word order (``features``).
+_ORDER_FEATURES: Final = tuple(
+    FEATURES.index(f) for f in ("ratio", "partial", "stem_ratio", "descents", "order_inversions")
+)
 
 
 def _swapped_letters(a: str, b: str) -> bool:
@@ -700,7 +705,54 @@ def _form_vector(form: int) -> tuple[float, ...]:
 
 
 def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
-    """The feature vector (in ``FEATURES`` order) of earlier unit ``e`` against later ``l_``."""
+    """The feature vector (in ``FEATURES`` order) of earlier unit ``e`` against later ``l_``.
+
+    Where the two give the same clauses in another order (``in_their_order``), the features
+    that read word order are read with ``l_``'s clauses in ``e``'s order: two requests joined
+    by "and" say the same in either order, and read as written they look like a change."""
+    row = _features(e, l_, cues, where)
+    if e.n_words >= _REORDER_WORDS and l_.n_words >= _REORDER_WORDS:
+        ordered = in_their_order(e, l_)
+        if ordered is not None:
+            again = _features(e, ordered, cues, where)
+            for i in _ORDER_FEATURES:
+                row[i] = again[i]
+    return row
+
+
+#: Words a span needs before its clauses are compared for order.
+_REORDER_WORDS: Final = 6
+#: Words that make clauses steps in order: told in another order, they are another instruction.
+_SEQUENCE: Final = frozenset(
+    {"then", "first", "before", "after", "next", "finally", "until", "once", "afterwards", "later"}
+)
+
+
+def in_their_order(e: Unit, l_: Unit) -> Unit | None:
+    """``l_`` with its clauses put in the order of ``e``'s, when the two give as many clauses
+    (two or more), each of ``l_``'s the best match of a different one of ``e``'s, in another
+    order, and neither says the order matters ("then", "before"); else None."""
+    if not ("," in e.text or " and " in e.text) or not ("," in l_.text or " and " in l_.text):
+        return None
+    ce, cl = clauses(e.text), clauses(l_.text)
+    if len(ce) < 2 or len(ce) != len(cl):
+        return None
+    if not _SEQUENCE.isdisjoint(e.norm.split()) or not _SEQUENCE.isdisjoint(l_.norm.split()):
+        return None
+    he = [un.heads(un.unit(c)) for c in ce]
+    hl = [un.heads(un.unit(c)) for c in cl]
+    order = []
+    for h in he:
+        best = max(range(len(hl)), key=lambda j: len(h & hl[j]))
+        if h.isdisjoint(hl[best]):
+            return None
+        order.append(best)
+    if sorted(order) != list(range(len(cl))) or order == sorted(order):
+        return None
+    return un.unit(", ".join(cl[j].strip(" ,.;!?") for j in order))
+
+
+def _features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
     got_e, all_e, exact_e, concept_e, miss_ce, missed_e = _cover(e, l_)
     got_l, all_l, exact_l, _concept_l, miss_cl, missed_l = _cover(l_, e)
     ie, il = _index(e), _index(l_)

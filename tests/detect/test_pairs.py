@@ -274,3 +274,21 @@ def test_word_term_and_phrase_name_one_slot_and_rather_than_announces_no_change(
         "Take the totals from the audited ledger, not from the draft.",
         "please take the totals from the audited ledger rather than the draft",
     )
+
+
+@given(
+    st.sampled_from(["Rotate the logs every night", "Copy the wiki to the backup host"]),
+    st.sampled_from(["keep only the last five archives", "email the summary to the team lead"]),
+)
+def test_two_requests_told_in_the_other_order_read_as_in_order(first: str, second: str) -> None:
+    e = unit(f"{first}, and {second}.")
+    swapped = unit(f"{second[0].upper()}{second[1:]}, and {first[0].lower()}{first[1:]}.")
+    same = unit(f"{first}, and {second}.")
+    cues = read(swapped.text).cues
+    for name in ("descents", "order_inversions"):
+        i = FEATURES.index(name)
+        assert features(e, swapped, cues, 0)[i] == features(e, same, cues, 0)[i] == 0
+    # Steps in order are another instruction told the other way round: left as written.
+    steps = unit(f"{first}, then {second}.")
+    back = unit(f"{second[0].upper()}{second[1:]}, then {first[0].lower()}{first[1:]}.")
+    assert features(steps, back, read(back.text).cues, 0)[FEATURES.index("descents")] > 0

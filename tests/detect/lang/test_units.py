@@ -276,6 +276,7 @@ def test_a_not_after_a_filler_after_a_content_word_names_the_alternative() -> No
 
 
 def test_excl_reads_as_excluding() -> None:
-    assert unit("Max 12 slides excl. the title slide").norm == unit(
-        "Max 12 slides excluding the title slide"
-    ).norm
+    assert (
+        unit("Max 12 slides excl. the title slide").norm
+        == unit("Max 12 slides excluding the title slide").norm
+    )
