@@ -539,7 +539,9 @@ def thin(e: Unit, l_: Unit) -> bool:
     content_l = sum(1 for w in l_.weights if w > un.GENERIC)
     content_e = sum(1 for w in e.weights if w > un.GENERIC)
     if content_l < 2 and content_e >= 2:
-        return True
+        # "No prints." forbids what "No print statements" forbids: a word the rule names,
+        # forbidden again, is the rule, not its topic.
+        return not (content_l == 1 and e.polarity == l_.polarity == 1 and _shares_content(e, l_))
     if content_e < _TOPIC_ONLY or any(w >= un.NAME for w in e.weights):
         return False
     idx = _index(l_)
@@ -549,6 +551,15 @@ def thin(e: Unit, l_: Unit) -> bool:
         if w > un.GENERIC and _credit(s, k, w, idx)
     )
     return shared < 2
+
+
+def _shares_content(e: Unit, l_: Unit) -> bool:
+    """Whether a content word of ``l_`` is one of ``e``'s (by ``_credit``)."""
+    idx = _index(e)
+    return any(
+        w > un.GENERIC and _credit(s, k, w, idx)
+        for s, k, w in zip(l_.stems, l_.keys, l_.weights, strict=True)
+    )
 
 
 #: Content words an instruction needs before one of them shared is its topic only.

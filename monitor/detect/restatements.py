@@ -346,6 +346,8 @@ def turned_within(
             (cov_e >= ALIGNED_E and cov_l >= ALIGNED_L)
             or (cov_l >= ALIGNED_E and cov_e >= ALIGNED_L)
         )
+        # A clause that tells nothing (a reason: "…, the gym opens at 6") turns no request.
+        and (not ins.sentence or ins.unit.form & _TELLS)
     ]
     if not turned:
         return [opp for _, _, opp, _, _ in pairs]

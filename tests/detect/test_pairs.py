@@ -292,3 +292,10 @@ def test_two_requests_told_in_the_other_order_read_as_in_order(first: str, secon
     steps = unit(f"{first}, then {second}.")
     back = unit(f"{second[0].upper()}{second[1:]}, then {first[0].lower()}{first[1:]}.")
     assert features(steps, back, read(back.text).cues, 0)[FEATURES.index("descents")] > 0
+
+
+def test_a_word_the_rule_forbids_forbidden_again_is_not_thin() -> None:
+    assert not thin(unit("No inline styles in the templates."), unit("no styles."))
+    # The same word not forbidden, or another word forbidden, stays thin.
+    assert thin(unit("No inline styles in the templates."), unit("styles."))
+    assert thin(unit("No inline styles in the templates."), unit("no comments."))

@@ -328,3 +328,26 @@ def test_coverage_is_the_features_coverage(later: str) -> None:
         e, l_ = un.unit(earlier), un.unit(later)
         x = features(e, l_, un.read(later).cues, un.SENTENCE)
         assert coverage(e, l_) == (x[FEATURES.index("cov_e")], x[FEATURES.index("cov_l")])
+
+
+@given(
+    st.sampled_from(
+        [
+            ("don't book any session before 7am", "no sessions before 7am"),
+            ("never run the export during office hours", "no export runs during office hours"),
+        ]
+    ),
+    st.sampled_from(["the building opens at 7", "the office network is busy then"]),
+)
+def test_a_reason_clause_beside_a_rule_turns_no_restatement(
+    pair: tuple[str, str], why: str
+) -> None:
+    """The earlier message's reason is remembered as a clause of its own; the later message
+    says the rule in its negated form with the reason beside it. The reason, which tells
+    nothing, is not a turned version of the later rule that vetoes the whole sentence."""
+    rule, again = pair
+    history = instructions_in(f"{rule}, {why}", 0, CFG)
+    m = un.read(f"i know i said this but {again}, {why.removeprefix('the ')}.")
+    gated = restatements.gated_pairs(history, m, 1, CFG)
+    of_rule = [g for g in gated if g.ins.unit.text.startswith(rule)]
+    assert of_rule and any(not g.gated and not g.turned for g in of_rule)

@@ -42,20 +42,23 @@ _EXPANDED: Final = {"re": " are", "ve": " have", "ll": " will", "d": " would", "
 #: ``_CONTRACTION`` without ``re.IGNORECASE``, for an ASCII text lower-cased (``twins``).
 _CONTRACTION_LOWER: Final = lowercase_twin(_CONTRACTION)
 
-#: The kinds of word, in the order they are tried: code in backticks, a URL, a tag, a path, a
-#: number with its unit, a run of letters.
+#: The kinds of word, in the order they are tried: code in backticks, a URL, a tag, a path, an
+#: option, a number with its unit, a run of letters.
 _CODE: Final = r"`[^`\n]{1,80}`"
 _URL: Final = r"(?:[A-Za-z][A-Za-z0-9+.-]{0,15}://|www\.)\S+?(?=[.,;:!?)\]]*(?:\s|$))"
 _TAG: Final = r"[#@][A-Za-z0-9_]+"
 _PATH: Final = r"[A-Za-z0-9_~.$%@#+-]*[/\\][\w./\\~$%@#+-]*\w"
 _NUMBER: Final = r"\$?\d+(?:[.:]\d+)*(?:%|[a-zA-Z]{1,3}\b)?"
+#: A command-line option ("--dry-run"): a name, read whole with its dashes.
+_OPTION: Final = r"(?<![\w-])--[A-Za-z][\w-]*\w"
 _LETTERS: Final = r"[A-Za-z][\w'+#-]*[\w+#]|[A-Za-z]"
-#: A word: code in backticks, a path or URL, a number with its unit, or a run of letters.
-_WORD: Final = re.compile("|".join((_CODE, _URL, _TAG, _PATH, _NUMBER, _LETTERS)))
+#: A word: code in backticks, a path or URL, an option, a number with its unit, or a run of
+#: letters.
+_WORD: Final = re.compile("|".join((_CODE, _URL, _TAG, _PATH, _OPTION, _NUMBER, _LETTERS)))
 #: ``_WORD`` for a text without "/", "\\" or "www.": a URL and a path need one of them, so there
 #: the two find the same words, and this one does not try (and backtrack through) two branches
 #: that fail at every word.
-_WORD_PLAIN: Final = re.compile("|".join((_CODE, _TAG, _NUMBER, _LETTERS)))
+_WORD_PLAIN: Final = re.compile("|".join((_CODE, _TAG, _OPTION, _NUMBER, _LETTERS)))
 _NUMBER_UNIT: Final = re.compile(r"^\$?(\d+(?:\.\d+)?)(%|[a-z]{1,3})?$")
 _TIME: Final = re.compile(r"^(\d{1,2}):(\d{2})$")
 #: A time of day on the 12-hour clock ("8pm", "8:30am"), read as the 24-hour one.
@@ -390,7 +393,7 @@ def words(text: str) -> tuple[str, ...]:
 
 def is_value(word: str) -> bool:
     """A number, path, identifier, URL or code: something that names exactly one thing."""
-    return word.startswith("`") or _CODE_SHAPE.search(word) is not None or "%" in word
+    return word.startswith(("`", "--")) or _CODE_SHAPE.search(word) is not None or "%" in word
 
 
 def clock24(hour: str, minutes: str | None, half: str) -> str:

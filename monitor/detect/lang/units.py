@@ -147,6 +147,17 @@ _YES_NO_AUX: Final = frozenset(
         "shall",
     }
 )
+#: What follows "have" in a request rather than a question: an object ("have them wrapped",
+#: "have it checked") or an article ("have a look"); a question needs a subject ("have they").
+_AFTER_CAUSATIVE: Final = frozenset({"them", "it", "him", "her", "me", "us", "a", "an"})
+
+
+def _causative(first: str, second: str) -> bool:
+    """Whether a span opening with ``first``, ``second`` asks for something done ("have them
+    wrapped in the ribbon") rather than asks whether it was."""
+    return first == "have" and second in _AFTER_CAUSATIVE
+
+
 _ASKING_OPENERS: Final = (
     "quick question",
     "question",
@@ -462,7 +473,7 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= QUESTION  # "what is …", "how do …"; "when you write X, do Y" is a condition
     if first in ("why", "how") or joined.startswith(_ASKING_OPENERS):
         form |= QUESTION
-    if first in _YES_NO_AUX and second not in ("not", "n't"):
+    if first in _YES_NO_AUX and second not in ("not", "n't") and not _causative(first, second):
         # "did finance sign off yet", "is the summary still under 150 words"
         form |= QUESTION | CHECKS
     third = body[2] if len(body) > 2 else ""

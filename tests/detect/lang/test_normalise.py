@@ -204,3 +204,16 @@ def test_the_clock_marks_are_found_lower_cased_in_any_case(text: str) -> None:
 def test_a_three_digit_hex_colour_is_its_six_digit_form(short: str) -> None:
     assert value(f"#{short}") == "#" + "".join(c * 2 for c in short)
     assert value(f"#{short.upper()}") == value("#" + "".join(c * 2 for c in short).upper())
+
+
+def test_a_command_line_option_is_one_value() -> None:
+    assert words("always pass --dry-run and --mem") == (
+        "always",
+        "pass",
+        "--dry-run",
+        "and",
+        "--mem",
+    )
+    assert is_value("--dry-run")
+    # A dash between words or before a space is no option.
+    assert words("well -- maybe not-now") == ("well", "maybe", "not-now")

@@ -280,3 +280,9 @@ def test_excl_reads_as_excluding() -> None:
         unit("Max 12 slides excl. the title slide").norm
         == unit("Max 12 slides excluding the title slide").norm
     )
+
+
+def test_have_with_an_object_asks_for_something_done() -> None:
+    assert not unit("have them wrapped in the blue paper").form & un.QUESTION
+    assert not unit("have a look at the failing job").form & un.QUESTION
+    assert unit("have they wrapped the gifts").form & un.QUESTION
