@@ -718,12 +718,12 @@ def _form_vector(form: int) -> tuple[float, ...]:
 def features(e: Unit, l_: Unit, cues: Cues, where: int) -> list[float]:
     """The feature vector (in ``FEATURES`` order) of earlier unit ``e`` against later ``l_``.
 
-    Where the two give the same clauses in another order (``in_their_order``), the features
+    Where the two give the same clauses in another order (``_in_their_order``), the features
     that read word order are read with ``l_``'s clauses in ``e``'s order: two requests joined
     by "and" say the same in either order, and read as written they look like a change."""
     row = _features(e, l_, cues, where)
     if e.n_words >= _REORDER_WORDS and l_.n_words >= _REORDER_WORDS:
-        ordered = in_their_order(e, l_)
+        ordered = _in_their_order(e, l_)
         if ordered is not None:
             again = _features(e, ordered, cues, where)
             for i in _ORDER_FEATURES:
@@ -739,7 +739,7 @@ _SEQUENCE: Final = frozenset(
 )
 
 
-def in_their_order(e: Unit, l_: Unit) -> Unit | None:
+def _in_their_order(e: Unit, l_: Unit) -> Unit | None:
     """``l_`` with its clauses put in the order of ``e``'s, when the two give as many clauses
     (two or more), each of ``l_``'s the best match of a different one of ``e``'s, in another
     order, and neither says the order matters ("then", "before"); else None."""
