@@ -422,9 +422,13 @@ def _prefix_antonyms(ie: _Index, il: _Index) -> int:
 def _descents(ie: _Index, l_: Unit) -> int:
     """Descents in the order the later span gives the shared content words, numbered by their
     order in the earlier one (``ie``, its index): a moved clause makes one ("for X, use Y" /
-    "use Y for X"), two values trading places make more."""
+    "use Y for X"), two values trading places make more. A request's opening verb is left out:
+    told before its object ("print the hymn sheets") or after it ("hymn sheets printed"), the
+    verb moves but no value does."""
     pos = ie.positions
     seq = [pos[s] for s, w in zip(l_.stems, l_.weights, strict=True) if w > un.GENERIC and s in pos]
+    if seq and l_.form & un.IMPERATIVE and l_.stems and l_.stems[0] in pos:
+        seq = seq[1:] if seq[0] == pos[l_.stems[0]] else seq
     descents: int = sum(map(operator.gt, seq, seq[1:]))  # each neighbour pair compared in C
     return min(descents, 3)
 

@@ -299,3 +299,12 @@ def test_a_word_the_rule_forbids_forbidden_again_is_not_thin() -> None:
     # The same word not forbidden, or another word forbidden, stays thin.
     assert thin(unit("No inline styles in the templates."), unit("styles."))
     assert thin(unit("No inline styles in the templates."), unit("no comments."))
+
+
+def test_a_request_told_verb_first_or_verb_last_moves_no_value() -> None:
+    e = unit("Hymn sheets printed on both sides.")
+    later = unit("Print the hymn sheets on both sides.")
+    assert features(e, later, read(later.text).cues, 0)[FEATURES.index("descents")] == 0
+    # Two values trading places still descend.
+    e2, l2 = unit("Copy the ledger into the archive."), unit("Copy the archive into the ledger.")
+    assert features(e2, l2, read(l2.text).cues, 0)[FEATURES.index("descents")] > 0

@@ -45,7 +45,7 @@ let lets get got gonna wanna gotta hey hi hello so well oh um uh hmm also maybe 
 GENERIC_VERBS: Final = word_set("""
 keep use make set put get go stay remain leave give take want need do write run add have try
 ensure sure note always everything anything something stuff see look let start continue
-think feel guess believe suppose reckon
+think feel guess believe suppose reckon goes went gone
 """)
 
 #: Words that negate what follows in their clause.

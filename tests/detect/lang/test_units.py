@@ -286,3 +286,9 @@ def test_have_with_an_object_asks_for_something_done() -> None:
     assert not unit("have them wrapped in the blue paper").form & un.QUESTION
     assert not unit("have a look at the failing job").form & un.QUESTION
     assert unit("have they wrapped the gifts").form & un.QUESTION
+
+
+@given(st.sampled_from(["goes", "went", "gone", "go"]))
+def test_every_form_of_go_is_generic(form: str) -> None:
+    u = unit(f"the invoice {form} under kitchen equipment")
+    assert sum(1 for w in u.weights if w > un.GENERIC) == 3  # invoice, kitchen, equipment
