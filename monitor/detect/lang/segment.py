@@ -451,13 +451,15 @@ def _dash_after_space(item: str) -> bool:
     return False
 
 
-#: "How many times do I have to say it": a question that asks nothing, so it is a sentence of its
-#: own even unpunctuated, and what follows it is not asked ("how many times do I have to say
-#: this the API goes through the breaker").
+#: "How many times do I have to say it", "is it really that hard to": a question that asks
+#: nothing, so it is a sentence of its own even unpunctuated, and what follows it is not asked
+#: ("how many times do I have to say this the API goes through the breaker").
 _RHETORICAL: Final = re.compile(
     r"\b(how many (?:more )?times (?:(?:do|does|must|will|should|did) (?:i|we) (?:have to |need to "
     r"|got to |gotta )?(?:say|tell you|tell|ask(?: you)?(?: for)?|repeat|explain|mention)|have "
-    r"(?:i|we) (?:told you|said|asked(?: you)?(?: for)?|mentioned))(?: (?:it|this|that))?)"
+    r"(?:i|we) (?:told you|said|asked(?: you)?(?: for)?|mentioned))(?: (?:it|this|that))?|"
+    # "Is it really that hard to …": the demand follows.
+    r"(?:is it|how) (?:really |so |that |actually )*hard (?:is it )?to)"
     r"[\s,:;.!?-]*(?=\w)",
     re.IGNORECASE,
 )
@@ -469,7 +471,7 @@ def pieces_of_normalised(body: str) -> tuple[tuple[str, bool], ...]:
     out: list[tuple[str, bool]] = []
     if "1." in body and _DOTTED_NUMBER.search(body):  # every match holds "1."
         body = "\n".join(_numbered_inline(line) for line in body.split("\n"))
-    if "many times" in body or "MANY TIMES" in body or "many TIMES" in body:
+    if "many times" in body or "hard" in body or "MANY TIMES" in body or "HARD" in body:
         body = _RHETORICAL.sub(r"\1? ", body)
     for part in _sentence_split(_protect(body)):
         part = _LIST_MARKER.sub("", part, count=1)

@@ -219,15 +219,16 @@ def test_clause_ends_cut_where_the_pattern_cuts(item: str) -> None:
             "How many times do we need to tell you this",
             "how many times have I told you",
             "HOW MANY TIMES DO I HAVE TO SAY THIS",
+            "is it really that hard to",
         ]
     ),
     st.sampled_from(["", ",", ":", "!!"]),
 )
-def test_a_rhetorical_how_many_times_asks_nothing_of_what_follows(opener: str, mark: str) -> None:
-    text = f"{opener}{mark} the invoices go out on the first of the month"
+def test_a_rhetorical_question_asks_nothing_of_what_follows(opener: str, mark: str) -> None:
+    text = f"{opener}{mark} send the invoices out on the first of the month"
     got = pieces(text)
-    assert got[0][1] and got[0][0].lower().startswith("how many times")
-    assert got[-1] == ("the invoices go out on the first of the month", False)
+    assert got[0][1] and got[0][0].lower().startswith(opener.lower()[:6])
+    assert got[-1] == ("send the invoices out on the first of the month", False)
 
 
 def test_a_first_person_subject_after_a_comma_opens_a_clause() -> None:
