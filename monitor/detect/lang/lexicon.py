@@ -539,6 +539,8 @@ REMINDER: Final = re.compile(
     r"noted|told|asked|wrote|explained|agreed|discussed|requested|stated|say|tell|write|mention|"
     r"saying)\b|"
     r"\bas previously (?:instructed|mentioned|said|discussed|agreed|stated|requested|noted)\b|"
+    # "How I told you before": how non-native writers often say "as I told you".
+    r"\bhow (?:i|we) (?:told you|said|mentioned|wrote|asked)\b|"
     rf"\b(?:i|we)\s*(?:'ve|ve|have)?\s+{_SAID_HOW}(?:said|told you|asked you|asked for|"
     r"mentioned|explained)\b|\btold you\b|\balready (?:said|asked|told|mentioned)\b|"
     r"\bas\s+(?:noted|mentioned|discussed|agreed|requested|stated|said|instructed|asked)\b|"

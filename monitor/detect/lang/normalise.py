@@ -84,6 +84,8 @@ _NUMBER_ABBREVIATION: Final = re.compile(
 _CODE_SHAPE: Final = re.compile(r"[\d_/.#@\\]|[a-z][A-Z]")
 #: A number in digits with its scale in words: "2 million" is "2m", as "2M" is read.
 _SCALED: Final = re.compile(r"\b(\d+(?:\.\d+)?)\s*(thousand|million|billion)\b", re.IGNORECASE)
+#: A number of minutes written short: "10 min" is "10 minutes" ("min" alone is a minimum).
+_MINUTES: Final = re.compile(r"\b(\d+(?:\.\d+)?)\s*mins?\b", re.IGNORECASE)
 _SCALE_SUFFIX: Final = {"thousand": "k", "million": "m", "billion": "bn"}
 #: A decimal written without its leading zero: ".5" is "0.5". The stop comes first and the
 #: character before it is tested behind it (the same matches as ``(?<![\w.])\.(?=\d)``), so
@@ -241,7 +243,8 @@ def without_thousands(text: str) -> str:
 
 def normalise(text: str) -> str:
     """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits,
-    a scale in words onto its number ("2 million" as "2m"), a leading zero on bare decimals."""
+    a scale in words onto its number ("2 million" as "2m"), minutes written out ("10 min" as
+    "10 minutes"), a leading zero on bare decimals."""
     if not text.isascii():
         if not unicodedata.is_normalized("NFKC", text):  # a quick check, most often enough
             text = unicodedata.normalize("NFKC", text)
@@ -253,6 +256,8 @@ def normalise(text: str) -> str:
         text = _PERCENT.sub(r"\1%", text)
     if "illion" in text or "housand" in text:
         text = _SCALED.sub(lambda m: m.group(1) + _SCALE_SUFFIX[m.group(2).lower()], text)
+    if "min" in text or "MIN" in text:
+        text = _MINUTES.sub(r"\1 minutes", text)
     if "." in text:
         text = _BARE_DECIMAL.sub("0.", text)
     if may_match(text.lower(), _CLOCK_MARKS):

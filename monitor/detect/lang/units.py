@@ -158,6 +158,8 @@ def _causative(first: str, second: str) -> bool:
     return first == "have" and second in _AFTER_CAUSATIVE
 
 
+#: "How I told you before, …": "as I told you" in a non-native speaker's words, no question.
+_AS_SAID: Final = re.compile(r"how (?:i|we) (?:told you|said|mentioned|wrote|asked)\b")
 _ASKING_OPENERS: Final = (
     "quick question",
     "question",
@@ -471,7 +473,9 @@ def _form(ws: tuple[str, ...], text: str) -> int:
         form |= QUESTION
     if first in lx.WH_WORDS and second in lx.QUESTION_AUX:
         form |= QUESTION  # "what is …", "how do …"; "when you write X, do Y" is a condition
-    if first in ("why", "how") or joined.startswith(_ASKING_OPENERS):
+    if (first in ("why", "how") and not _AS_SAID.match(joined)) or joined.startswith(
+        _ASKING_OPENERS
+    ):
         form |= QUESTION
     if first in _YES_NO_AUX and second not in ("not", "n't") and not _causative(first, second):
         # "did finance sign off yet", "is the summary still under 150 words"

@@ -217,3 +217,10 @@ def test_a_command_line_option_is_one_value() -> None:
     assert is_value("--dry-run")
     # A dash between words or before a space is no option.
     assert words("well -- maybe not-now") == ("well", "maybe", "not-now")
+
+
+@given(st.integers(min_value=1, max_value=240), st.sampled_from(["min", "mins", " min", " mins"]))
+def test_minutes_written_short_read_as_minutes(n: int, short: str) -> None:
+    assert normalise(f"under {n}{short} to finish") == f"under {n} minutes to finish"
+    # "min" before a number is a minimum.
+    assert normalise(f"min {n} rows") == f"min {n} rows"

@@ -292,3 +292,9 @@ def test_have_with_an_object_asks_for_something_done() -> None:
 def test_every_form_of_go_is_generic(form: str) -> None:
     u = unit(f"the invoice {form} under kitchen equipment")
     assert sum(1 for w in u.weights if w > un.GENERIC) == 3  # invoice, kitchen, equipment
+
+
+def test_how_i_told_you_is_a_reminder_not_a_question() -> None:
+    m = read("How I told you before, every deploy goes through the staging gate.")
+    assert m.cues.reminder and not m.sentences[0].form & un.QUESTION
+    assert read("How do I deploy through the staging gate").sentences[0].form & un.QUESTION
