@@ -22,6 +22,7 @@ import msgspec
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
+from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import units as un
 from monitor.detect.lang.literals import may_match
 from monitor.detect.lang.normalise import clock24, stem, without_thousands
@@ -427,8 +428,8 @@ def _descents(ie: _Index, l_: Unit) -> int:
     verb moves but no value does."""
     pos = ie.positions
     seq = [pos[s] for s, w in zip(l_.stems, l_.weights, strict=True) if w > un.GENERIC and s in pos]
-    if seq and l_.form & un.IMPERATIVE and l_.stems and l_.stems[0] in pos:
-        seq = seq[1:] if seq[0] == pos[l_.stems[0]] else seq
+    if seq and l_.form & un.IMPERATIVE and seq[0] == pos.get(l_.stems[0]):
+        seq = seq[1:]
     descents: int = sum(map(operator.gt, seq, seq[1:]))  # each neighbour pair compared in C
     return min(descents, 3)
 
@@ -489,14 +490,12 @@ def _tells_as(e: Unit, l_: Unit) -> bool:
     tiles"): told in the same form, whether or not the verb is one the lexicon knows."""
     if l_.form or l_.n_words < _TOLD_WORDS or not e.form & (un.IMPERATIVE | un.NEGATED_START):
         return False  # a fragment ("PUSH.") tells with the words beside it
-    told = [w for w in un.spoken(e.norm.split()) if w not in _NEGATING_OPENERS]
+    told = [w for w in un.spoken(e.norm.split()) if w not in lx.NEGATING_OPENERS]
     return bool(told) and un.opening(l_.norm.split()) == told[0]
 
 
 #: Words a span needs to tell on its own.
 _TOLD_WORDS: Final = 3
-#: What may stand before an instruction's verb to negate it ("do not", "never").
-_NEGATING_OPENERS: Final = frozenset({"do", "not", "never", "dont", "don't"})
 
 
 #: Openers that negate the clause after them as a whole ("there is no reason not to close it",
@@ -545,24 +544,19 @@ def thin(e: Unit, l_: Unit) -> bool:
     if content_l < 2 and content_e >= 2:
         # "No prints." forbids what "No print statements" forbids: a word the rule names,
         # forbidden again, is the rule, not its topic.
-        return not (content_l == 1 and e.polarity == l_.polarity == 1 and _shares_content(e, l_))
+        return not (content_l == 1 and e.polarity == l_.polarity == 1 and _held_by(l_, e))
     if content_e < _TOPIC_ONLY or any(w >= un.NAME for w in e.weights):
         return False
-    idx = _index(l_)
-    shared = sum(
+    return _held_by(e, l_) < 2
+
+
+def _held_by(a: Unit, b: Unit) -> int:
+    """How many content words of ``a`` span ``b`` holds (by ``_credit``)."""
+    idx = _index(b)
+    return sum(
         1
-        for s, k, w in zip(e.stems, e.keys, e.weights, strict=True)
+        for s, k, w in zip(a.stems, a.keys, a.weights, strict=True)
         if w > un.GENERIC and _credit(s, k, w, idx)
-    )
-    return shared < 2
-
-
-def _shares_content(e: Unit, l_: Unit) -> bool:
-    """Whether a content word of ``l_`` is one of ``e``'s (by ``_credit``)."""
-    idx = _index(e)
-    return any(
-        w > un.GENERIC and _credit(s, k, w, idx)
-        for s, k, w in zip(l_.stems, l_.keys, l_.weights, strict=True)
     )
 
 

@@ -50,6 +50,8 @@ think feel guess believe suppose reckon goes went gone
 
 #: Words that negate what follows in their clause.
 NEGATORS: Final = word_set("not no never nothing none nobody nowhere neither nor without cannot")
+#: What may stand before a request's verb to negate it ("do not", "never", "don't").
+NEGATING_OPENERS: Final = frozenset({"do", "not", "never", "dont", "don't"})
 
 #: Auxiliaries, modals and copulas: a "not" after one negates the predicate ("should not"); a
 #: "not" after a noun names a rejected alternative ("tabs not spaces").

@@ -715,9 +715,7 @@ def _second_requests(piece: str) -> list[str]:
 _NEGATED_AFTER: Final = 3
 
 #: Words a request may open with before its verb ("don't", "never", "please").
-_BEFORE_THE_VERB: Final = frozenset(
-    {"don't", "dont", "never", "not", "do", "please", "pls", "always"}
-)
+_BEFORE_THE_VERB: Final = lx.NEGATING_OPENERS | {"please", "pls", "always"}
 
 
 def _opening_verb(piece: str) -> str:
