@@ -11,7 +11,6 @@ folder is absent.
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,15 +26,13 @@ RECALL_AIM = 0.90
 
 
 def _bench(name: str) -> ModuleType:
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    """A script of ``bench/`` as a module (it puts its own folder on the path for its
+    imports)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
