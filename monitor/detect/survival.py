@@ -235,8 +235,12 @@ def _names(u: Unit) -> set[str]:
 
 
 def _reference(item: Item, summary: Summary, model: sc.Scorer) -> Check:
+    """A name is kept when the summary names it, whatever it says of it: "no edits to
+    dags/load.py" keeps the file in view (what is said of it is a constraint's matter), and
+    a path named as its file beside its folder ("internal/auth (token.go, …)") is kept in
+    other words."""
     name = item.current_literal
-    if contains(summary.flat, name):
+    if (needle := flat(name)) and needle in summary.flat:
         return Check(item, "verbatim", name, 100.0)
     if " " in name.strip():  # a reference said in words ("the run from 2024-03-02 to …")
         return _judged(item, summary, model)
@@ -249,7 +253,29 @@ def _reference(item: Item, summary: Summary, model: sc.Scorer) -> Check:
                 if other and other.group(1) != version.group(1):
                     return Check(item, "contradicted", u.text, 100.0, "version")
                 return Check(item, "supported", u.text, 100.0)
+    if line := _path_in_parts(needle, summary):
+        return Check(item, "supported", line, 100.0)
     return Check(item, "absent")
+
+
+#: A path the summary may name in parts: a folder, then a file name with an extension.
+_PATH: Final = re.compile(r"(?:[\w.-]+/)+([\w-]+\.[a-z0-9]{1,5})")
+
+
+def _path_in_parts(needle: str, summary: Summary) -> str:
+    """The summary line that names a path's file and, before it, its folder: the way a
+    summary lists files under their package ("internal/ratelimit (limiter.go + …)")."""
+    m = _PATH.fullmatch(needle)
+    if not m:
+        return ""
+    folder = needle[: m.start(1)].rstrip("/")
+    pattern = re.compile(
+        rf"(?<![\w/.-]){re.escape(folder)}/?(?![\w.-]).{{0,80}}?(?<![\w/.-]){re.escape(m.group(1))}(?![\w-])"
+    )
+    for line in summary.lines:
+        if pattern.search(flat(line)):
+            return line
+    return ""
 
 
 def check(item: Item, summary: Summary, model: sc.Scorer | None = None) -> Check:

@@ -420,6 +420,24 @@ def test_references_are_checked_by_name_and_version() -> None:
     assert check(ref, read_summary("Nothing about it.")).verdict == "absent"
 
 
+def test_a_reference_is_kept_by_being_named_whatever_is_said_of_it() -> None:
+    ref = lg.Item("r", "reference", 1, "user", "jobs/load.py", un.unit("jobs/load.py"))
+    assert check(ref, read_summary("- No edits to `jobs/load.py` today.")).verdict == "verbatim"
+    assert check(ref, read_summary("- Never run jobs/load.py by hand.")).verdict == "verbatim"
+
+
+def test_a_path_named_as_its_file_beside_its_folder_is_kept() -> None:
+    path = "internal/auth/token.go"
+    ref = lg.Item("r", "reference", 1, "user", path, un.unit(path))
+    kept = read_summary("- New package internal/auth (token.go + token_test.go), tested.")
+    assert check(ref, kept).verdict == "supported"
+    # the file under another folder, or the folder without the file, is not the path
+    assert check(ref, read_summary("- Edited internal/api (token.py).")).verdict == "absent"
+    assert check(ref, read_summary("- cmd/token.go built; internal/auth untouched.")).verdict == (
+        "absent"
+    )
+
+
 def test_names_of_standards_are_not_tickets_and_ids_are_read_whole() -> None:
     text = "Write the export as UTF-8 with ISO-8601 dates, sign it with SHA-256. See OPS-71."
     assert lg.references(text, "user") == ["OPS-71"]
