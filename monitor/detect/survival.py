@@ -269,6 +269,8 @@ def _path_in_parts(needle: str, summary: Summary) -> str:
     if not m:
         return ""
     folder = needle[: m.start(1)].rstrip("/")
+    if m.group(1) not in summary.flat or folder not in summary.flat:
+        return ""
     pattern = re.compile(
         rf"(?<![\w/.-]){re.escape(folder)}/?(?![\w.-]).{{0,80}}?(?<![\w/.-]){re.escape(m.group(1))}(?![\w-])"
     )
