@@ -493,6 +493,7 @@ def _sentence_split(text: str) -> list[str]:
     after a stop (its look-behind) or at a line break. A scan tries the look-behind at every
     character; a text has few stops, and a search for them skips to each."""
     out: list[str] = []
+    inline: list[bool] = []  # no line break in the cut after each part
     at, tried = 0, -1
     run = one_before = False  # a run of one-word sentences; the last part one, cut inline
     for stop in _STOP_OR_BREAK.finditer(text):
@@ -504,14 +505,15 @@ def _sentence_split(text: str) -> list[str]:
         if m is not None:
             part = text[at : m.start()]
             out.append(part)
-            one = " " not in part and _one_word(part)
+            inline.append("\n" not in m.group())
+            one = _one_word(part)
             run = run or (one and one_before)
-            one_before = one and "\n" not in m.group()
+            one_before = one and inline[-1]
             at = m.end()
     last = text[at:]
     out.append(last)
-    if (run or (one_before and " " not in last and _one_word(last))) and len(out) > 2:
-        return _unstressed(out, ["\n" not in s for s in _separators(text, out)])
+    if (run or (one_before and _one_word(last))) and len(out) > 2:
+        return _unstressed(out, inline)
     return out
 
 
@@ -542,17 +544,6 @@ def _unstressed(parts: list[str], inline: list[bool]) -> list[str]:
             j += 1
         out.append(" ".join(p.rstrip(".") for p in parts[i:j]) + ".")
         i = j
-    return out
-
-
-def _separators(text: str, parts: list[str]) -> list[str]:
-    """What stood between consecutive ``parts`` of ``text`` (cut from it in order)."""
-    out: list[str] = []
-    at = len(parts[0])
-    for p in parts[1:]:
-        nxt = text.find(p, at) if p else at
-        out.append(text[at:nxt])
-        at = nxt + len(p)
     return out
 
 

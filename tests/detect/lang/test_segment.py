@@ -147,6 +147,9 @@ def test_sentences_are_cut_where_the_whole_pattern_cuts(text: str) -> None:
 
 def test_stops_between_single_words_stress_one_sentence() -> None:
     assert sentences("Do. Not. Push. To main.") == ("Do Not Push To main.",)
+    # on an indented line too, and after a line of dots alone (its cut holds the break)
+    assert segment._sentence_split("so\n DO. NOT. PUSH.") == ["so", " DO NOT PUSH."]
+    assert segment._sentence_split(". .\n") == [" .", ""]
     got = sentences("the CI broke again. NEVER. SKIP. THE TESTS. thanks")
     assert got == ("the CI broke again.", "NEVER SKIP THE TESTS.", "thanks")
     # One-word sentences apart, or on lines of their own, are sentences.
