@@ -537,7 +537,9 @@ _SAID_HOW: Final = r"(?:(?:already|literally|clearly|just|specifically|explicitl
 REMINDER: Final = re.compile(
     r"\bagain\b|\bonce more\b|\bone more time\b|\breminder\b|\bremind(?:ing)?\b|"
     r"\bremember\b|\bdon'?t forget\b|\bdo not forget\b|\bhow many times\b|"
-    rf"\b(?:as|like)\s+(?:i|we)\s*(?:'ve|have|\s+was|\s+were)?\s+{_SAID_HOW}(?:said|mentioned|"
+    # "as I said", and "after we agreed": the earlier word is what the later one goes against
+    rf"\b(?:as|like|after|although|though)\s+(?:i|we)\s*(?:'ve|have|\s+was|\s+were)?\s+"
+    rf"{_SAID_HOW}(?:said|mentioned|talked about|"
     r"noted|told|asked|wrote|explained|agreed|discussed|requested|stated|say|tell|write|mention|"
     r"saying)\b|"
     r"\bas previously (?:instructed|mentioned|said|discussed|agreed|stated|requested|noted)\b|"
@@ -551,14 +553,18 @@ REMINDER: Final = re.compile(
     r"\b(?:asked|said|requested|wrote) (?:originally|initially)\b|"
     r"\bthe (?:original|initial) (?:list|brief|instructions?|request|rules)\b|"
     r"\bthe rules? (?:i|we) (?:set|gave|made|laid down)\b|"
-    r"\b(?:twice|three times|for the (?:second|third|last|fifth|hundredth) time)\b|"
+    r"\b(?:twice|three times|for (?:what is now )?the (?:second|third|fourth|last|fifth|"
+    r"hundredth|umpteenth|nth) time)\b|"
     r"\bi keep (?:saying|telling|asking)\b|\bkeep forgetting\b|\bstill\b|\bjust to be clear\b|"
     r"\bonce again\b|\brepeat(?:ing)?\b|\breiterat\w*\b|\b(?:as|like) before\b|"
     r"\bper (?:my|our|the) (?:note|message|request|instructions?|brief|ground rules|rules)\b|"
-    r"\bsame (?:note|point|comment|thing) as (?:last time|before)\b|\ba (?:second|third) time\b|"
+    r"\bsame (?:note|point|comment|thing) as (?:last time|before)\b|"
+    # "a third time", and "this is the fourth time"
+    r"\b(?:a|is the|'s the) (?:second|third|fourth|fifth|umpteenth|nth) time\b|"
     r"\b(?:\d+|several|many|a few|multiple) times (?:now|already)\b|"
     r"\bthe first time (?:i|we) (?:asked|said|mentioned)\b|"
-    r"\bwe(?:'ve| have)? (?:covered|been over|gone over|went over|discussed) (?:this|that)\b",
+    r"\bwe(?:'ve| have)? (?:literally |already |just )?(?:covered|been over|gone over|went over|"
+    r"went through|discussed|talked about) (?:this|that)\b",
     re.IGNORECASE,
 )
 
@@ -567,7 +573,9 @@ FRUSTRATION: Final = re.compile(
     r"\bseriously\b|\bugh+\b|\bwtf\b|\bcome on\b|\bwhy (?:are|is|did|do|does|would|the hell)\b|"
     r"\bstop ignoring\b|\bnot again\b|\bfor god'?s sake\b|\bfor real\b|\bannoying\b|"
     r"\bfrustrat\w*\b|\bcome on\b|\bidiot\w*\b|\bcan'?t believe\b|\bhow hard\b|\bpay attention\b|"
-    r"\blisten\b|\bwhat did i (?:say|tell)\b|\bfor the love of\b|\bplease just\b",
+    r"\blisten\b|\bwhat did i (?:say|tell)\b|\bfor the love of\b|\bplease just\b|"
+    # "I don't know how else to say it", "how many ways can I put this"
+    r"\bhow else (?:to|can i|do i) (?:say|put|explain)\b|\bhow many ways\b",
     re.IGNORECASE,
 )
 

@@ -137,6 +137,27 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
     assert read("Bump the exporter to 2.1 and set UTF-8.").cues.reminder == 0
 
 
+def test_saying_it_for_the_nth_time_or_after_agreeing_is_a_reminder() -> None:
+    for said in (
+        "For what is now the fifth time: the exports stay in UTF-8.",
+        "this is the third time im saying it, UTF-8",
+        "we literally talked about this, UTF-8 exports",
+        "The export is in Latin-1 after we agreed on UTF-8.",
+    ):
+        assert read(said).cues.reminder == 1, said
+    assert read("Run the export the second time with UTF-8.").cues.reminder == 0
+
+
+def test_not_knowing_how_else_to_say_it_is_annoyance() -> None:
+    for said in (
+        "I don't know how else to put it: UTF-8 exports.",
+        "utf-8 exports, how many ways can i say it",
+        "I do not know how else to say it, UTF-8.",
+    ):
+        assert read(said).cues.frustration == 1, said
+    assert read("Tell me how else to export it.").cues.frustration == 0
+
+
 def test_a_negating_fragment_stays_in_the_whole_message() -> None:
     m = read("You pushed to prod. Never. Push. To prod.")
     assert m.kinds[-1] == un.WHOLE and m.units[-1].polarity == 1
@@ -238,6 +259,9 @@ _CUE_WORDS = [
     "REMIND",
     "Don't forget",
     "never mind",
+    "the fourth time",
+    "after we agreed",
+    "how else to say",
     ",",
     "!",
     " ",
