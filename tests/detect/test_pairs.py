@@ -212,6 +212,20 @@ def test_one_value_spelled_two_ways_is_no_change() -> None:
     )
 
 
+def test_every_time_and_ever_name_no_value() -> None:
+    # "every time" says when, as "always" does: no word of the rule swapped for "time"
+    assert not _changes(
+        "Print the order number and the parcel weight on the label, never just one.",
+        "order number and parcel weight every time, never just one",
+    )
+    assert _changes(  # a word of the rule swapped in the same frame still is a change
+        "Print the order number on the label, never the weight.",
+        "print the order number on the box, never the weight",
+    )
+    # "Ever." said after a stop, capitalised, is no name
+    assert not _changes("No stickers on boxes.", "Stickers again?! None. Ever.")
+
+
 @given(st.integers(2, 900), st.integers(2, 900))
 def test_another_number_is_still_a_change(n: int, m: int) -> None:
     earlier = f"Export every chart at {n} dpi for the printer."

@@ -37,7 +37,7 @@ that these those there here what which who whom whose why how where all any each
 other such own same too very more most much many few both either neither
 please pls plz thanks thank ok okay yes yeah yep sure now still already really actually right
 one thing things way lot bit kind sort like through across within between against
-let lets get got gonna wanna gotta hey hi hello so well oh um uh hmm also maybe perhaps
+let lets get got gonna wanna gotta hey hi hello so well oh um uh hmm also maybe perhaps ever
 """)
 
 #: Verbs nearly every instruction carries; they say little about *which* instruction it is.
@@ -45,7 +45,7 @@ let lets get got gonna wanna gotta hey hi hello so well oh um uh hmm also maybe 
 GENERIC_VERBS: Final = word_set("""
 keep use make set put get go stay remain leave give take want need do write run add have try
 ensure sure note always everything anything something stuff see look let start continue
-think feel guess believe suppose reckon goes went gone
+think feel guess believe suppose reckon goes went gone everytime
 """)
 
 #: Words that negate what follows in their clause.
@@ -522,6 +522,9 @@ PHRASES: Final = {
     "not allowed": "forbidden",
     "on site": "onsite",
     "e mail": "email",
+    # "every time" says when, as "always" does, and names no time ("… together every time")
+    "every time": "everytime",
+    "each time": "everytime",
     "at most": "max",
     "at least": "min",
     "up to": "max",
