@@ -132,9 +132,14 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
         "Per my initial brief, exports in UTF-8.",
         "From the original list, UTF-8 exports.",
         "UTF-8, that's the rule I set on day one.",
+        "As I pointed out last week, exports in UTF-8.",
+        "like i flagged before, utf-8",
+        "UTF-8 exports. I did mention this.",
+        "Per the original message: UTF-8 exports.",
     ):
         assert read(said).cues.reminder == 1, said
     assert read("Bump the exporter to 2.1 and set UTF-8.").cues.reminder == 0
+    assert read("Per the spec, exports in UTF-8.").cues.reminder == 0
 
 
 def test_saying_it_for_the_nth_time_or_after_agreeing_is_a_reminder() -> None:
