@@ -105,7 +105,7 @@ BARE_CONTRACTIONS: Final = {
 
 #: Shortened prepositions read as their words before anything else ("excl. tables" is
 #: "excluding tables", so it negates what "excluding" negates).
-SHORT_WORDS: Final = {"excl": "excluding", "incl": "including"}
+SHORT_WORDS: Final = {"excl": "excluding", "incl": "including", "w/": "with", "w/o": "without"}
 
 #: Short forms and their full words (the prefix rule already covers "config" ~ "configuration").
 ABBREVIATIONS: Final = {

@@ -369,7 +369,13 @@ def _chunk_words(chunk: str) -> tuple[str, ...]:
     or "www." holds neither."""
     if "/" not in chunk and "\\" not in chunk and "www." not in chunk:
         return tuple(itertools.chain.from_iterable(map(_forms, _WORD_PLAIN.findall(chunk))))
+    if chunk in _SHORT_SLASHED:  # "w/": read as a path, it would lose its slash
+        return (lx.SHORT_WORDS[chunk.lower()],)
     return _words_of(chunk)
+
+
+#: Shortened words that end in a slash, as a chunk may hold them.
+_SHORT_SLASHED: Final = frozenset({"w/", "W/"})
 
 
 @functools.lru_cache(maxsize=_WORD_MEMO)

@@ -311,6 +311,13 @@ def test_excl_reads_as_excluding() -> None:
     )
 
 
+def test_w_slash_reads_as_with_and_w_slash_o_as_without() -> None:
+    assert unit("pack each box w/ two labels").norm == unit("pack each box with two labels").norm
+    shipped = unit("ship the build w/o the debug symbols")
+    assert shipped.norm == unit("ship the build without the debug symbols").norm
+    assert shipped.polarity == 1  # "without" negates, so "w/o" does
+
+
 def test_have_with_an_object_asks_for_something_done() -> None:
     assert not unit("have them wrapped in the blue paper").form & un.QUESTION
     assert not unit("have a look at the failing job").form & un.QUESTION
