@@ -117,7 +117,7 @@ def binds(u: Unit) -> bool:
         or un.obliges(u.norm.split(), u.norm, please=False)
     ):
         return True
-    if u.polarity or u.polarity_loose:
+    if (u.polarity or u.polarity_loose) and not _of_a_mind(u):
         return True
     if any(k in _RULE_KEYS for k in u.keys) or u.rejected:
         return True
@@ -126,6 +126,23 @@ def binds(u: Unit) -> bool:
     if _ONE_OFF.search(u.norm):
         return False
     return _LIMIT.search(u.norm) is not None or specifies(u)
+
+
+#: Verbs of knowing, deciding and noticing: negated in a statement, they tell of someone's
+#: mind ("finance hasn't decided", "customers don't know the word"), not of the work.
+_MIND: Final = lx.word_set("""
+know knows knew known decide decides decided understand understands understood care cares
+cared realise realises realised realize realizes realized notice notices noticed remember
+remembers remembered find finds found agree agrees agreed mind minds
+""")
+
+
+def _of_a_mind(u: Unit) -> bool:
+    """Whether a negated statement (not told, asked or wished) tells what someone does not
+    know, decide or notice: a fact about people, binding nothing."""
+    if u.form & (un.IMPERATIVE | un.NEGATED_START | un.DIRECTED | un.OBLIGATION | un.WANT):
+        return False
+    return not _MIND.isdisjoint(u.norm.split())
 
 
 #: A specification's label ("Limit: 100 per minute", "Executive summary: 250 words max").

@@ -590,3 +590,20 @@ def test_a_line_keeping_what_a_revision_rejected_is_stale() -> None:
     assert (got.verdict, got.reason) == ("contradicted", "stale")
     kept = check(current, read_summary(line.replace("$48", "$42 (was $48)")))
     assert kept.verdict != "contradicted"
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        # what someone does not know or has not decided is a fact about them ...
+        ("Legal hasn't decided yet.", False),
+        ("The reviewers don't know the acronym.", False),
+        ("The client doesn't care about the footer colour.", False),
+        # ... while a rule told, forbidden or owed stays one
+        ("Don't decide on the colour without me.", True),
+        ("Refunds don't stack with vouchers.", True),
+        ("You must not assume the reviewers know the acronym.", True),
+    ],
+)
+def test_a_negated_statement_of_someones_mind_binds_nothing(text: str, rule: bool) -> None:
+    assert _binds(text) is rule
