@@ -167,6 +167,7 @@ _CLAUSE_COMMA: Final = re.compile(
     r"(?:i|we|you|they|he|she|it|this|that|the|our|my|their|its)\b"
     r"(?:\s+\w+){0,3}?\s+(?:is|are|was|were|will|would|can|could|should|must|need|needs|have|has"
     r"|had|do|does|did|am|not|keeps?|reads?|breaks?|fails?|uses?|wants?|runs?|looks?|\w+n't"
+    r"|broke|went|came|took|got|ran|sent|lost|forgot|left|kept"
     r"|doesnt|dont|isnt|wont|cant|didnt|arent|wasnt|werent|hasnt|havent)\b)|"
     r",?\s+but\s+|"
     r",\s+(?=(?:the|this|that|our|my|their|its|it|they|he|she)\s+(?:\w+\s+)?\w+(?:s|ed)\s)|"

@@ -239,6 +239,13 @@ def test_a_first_person_subject_after_a_comma_opens_a_clause() -> None:
     assert got == ("Put the retries in the client config", "I see two services without any")
 
 
+def test_a_subject_with_an_irregular_past_after_a_comma_opens_a_clause() -> None:
+    got = clauses("Rebuild the index before you deploy, the last two deploys broke search.")
+    assert got == ("Rebuild the index before you deploy", "the last two deploys broke search.")
+    # a list of nouns after a comma is not a clause
+    assert len(clauses("Keep the header, the footer and the last page.")) == 1
+
+
 def test_an_unpunctuated_negated_request_after_a_noun_opens_its_own() -> None:
     text = "the sample rate in every chart should be 48 kHz dont use 44.1 because it resamples"
     assert "dont use 44.1" in clauses(text)
