@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -142,25 +143,25 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
     assert read("Per the spec, exports in UTF-8.").cues.reminder == 0
 
 
-def test_saying_it_for_the_nth_time_or_after_agreeing_is_a_reminder() -> None:
-    for said in (
-        "For what is now the fifth time: the exports stay in UTF-8.",
-        "this is the third time im saying it, UTF-8",
-        "we literally talked about this, UTF-8 exports",
-        "The export is in Latin-1 after we agreed on UTF-8.",
-    ):
-        assert read(said).cues.reminder == 1, said
-    assert read("Run the export the second time with UTF-8.").cues.reminder == 0
-
-
-def test_not_knowing_how_else_to_say_it_is_annoyance() -> None:
-    for said in (
-        "I don't know how else to put it: UTF-8 exports.",
-        "utf-8 exports, how many ways can i say it",
-        "I do not know how else to say it, UTF-8.",
-    ):
-        assert read(said).cues.frustration == 1, said
-    assert read("Tell me how else to export it.").cues.frustration == 0
+@pytest.mark.parametrize(
+    ("said", "reminder", "annoyed"),
+    [
+        ("For what is now the fifth time: the exports stay in UTF-8.", 1, 0),
+        ("this is the third time im saying it, UTF-8", 1, 0),
+        ("we literally talked about this, UTF-8 exports", 1, 0),
+        ("The export is in Latin-1 after we agreed on UTF-8.", 1, 0),
+        ("Run the export the second time with UTF-8.", 0, 0),
+        ("I don't know how else to put it: UTF-8 exports.", 0, 1),
+        ("utf-8 exports, how many ways can i say it", 0, 1),
+        ("I do not know how else to say it, UTF-8.", 0, 1),
+        ("Tell me how else to export it.", 0, 0),
+    ],
+)
+def test_saying_it_for_the_nth_time_or_not_knowing_how_else_to_say_it(
+    said: str, reminder: int, annoyed: int
+) -> None:
+    cues = read(said).cues
+    assert (cues.reminder, cues.frustration) == (reminder, annoyed)
 
 
 def test_a_negating_fragment_stays_in_the_whole_message() -> None:
