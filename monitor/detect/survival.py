@@ -271,8 +271,10 @@ def _path_in_parts(needle: str, summary: Summary) -> str:
     folder = needle[: m.start(1)].rstrip("/")
     if m.group(1) not in summary.flat or folder not in summary.flat:
         return ""
+    # the folder whole, then within 80 characters the file name whole
     pattern = re.compile(
-        rf"(?<![\w/.-]){re.escape(folder)}/?(?![\w.-]).{{0,80}}?(?<![\w/.-]){re.escape(m.group(1))}(?![\w-])"
+        rf"(?<![\w/.-]){re.escape(folder)}/?(?![\w.-]).{{0,80}}?"
+        rf"(?<![\w/.-]){re.escape(m.group(1))}(?![\w-])"
     )
     for line in summary.lines:
         if pattern.search(flat(line)):
