@@ -152,6 +152,24 @@ def test_a_clause_restated_beside_a_flipped_one_still_counts() -> None:
     assert [r.earlier.text for r in got][:1] == ["always add alt text to the images."]
 
 
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        (
+            "Let the robot mow while the kids are at school, the neighbours dont care.",
+            "dont let the robot mow while the kids are at school",
+        ),
+        (
+            "keep the draft labels in the sidebar",
+            "ditch the draft labels in the sidebar, they clutter it",
+        ),
+        ("Turn the volume down after midnight.", "turn the volume up after midnight"),
+    ],
+)
+def test_common_verbs_and_particles_turn_an_instruction(earlier: str, later: str) -> None:
+    assert not restated(earlier, later)
+
+
 def test_one_item_of_an_inline_list_is_restated() -> None:
     earlier = (
         "Rules for the gallery: 1) no stock photos 2) credit the photographer 3) no watermarks"

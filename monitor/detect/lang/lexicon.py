@@ -353,7 +353,7 @@ practise praise poise anise bruise
 #: Synonym groups: each word stands for its group's head, so a paraphrase shares concepts with
 #: what it restates. Common words of instructions across domains; one group per line.
 SYNONYMS: Final = _groups("""
-remove: delete erase purge strip eliminate discard trash wipe scrap cut drop
+remove: delete erase purge strip eliminate discard trash wipe scrap cut drop ditch dump toss nuke
 add: include insert append attach incorporate
 keep: retain preserve maintain stay remain hold
 use: utilise utilize employ apply
@@ -453,7 +453,7 @@ formal/casual long/short big/small early/late earlier/later inside/outside inter
 local/remote online/offline manual/automatic manually/automatically sync/async
 synchronous/asynchronous required/optional mandatory/optional light/dark ascending/descending
 top/bottom plural/singular active/passive push/pull import/export true/false pass/fail win/lose
-oldest/newest latest/earliest highest/lowest strict/lenient strict/loose tight/loose
+up/down oldest/newest latest/earliest highest/lowest strict/lenient strict/loose tight/loose
 mute/unmute pause/resume hard/soft bold/plain wide/narrow cheap/expensive fast/slow
 weekday/weekend morning/evening daily/weekly north/south east/west left/right inbound/outbound
 incoming/outgoing input/output keep/overwrite keep/replace capitalize/lowercase upload/download
@@ -668,27 +668,27 @@ still again reminder quick note btw one more thing um well alright right yes yea
 #: imperative. General vocabulary of requests in any domain.
 VERBS: Final = word_set("""
 accept add adjust align allow analyse analyze answer apply approve archive arrange ask assign
-attach avoid back bake be begin block bold book break bring build bump buy calculate call cancel
-capitalise capitalize cap carry catch cc bcc center change charge check choose cite clarify clean
-clear close collapse collect color combine come commit compare compile complete compress confirm
-connect consider contact continue convert copy correct count cover create credit crop cut
-date deal debug decide decline deduct define delete deliver deploy describe design detail
-disable discard display do document double download draft drop edit email embed enable encrypt
-end enter estimate exclude expand explain export extract fetch file fill filter finish fix flag
-follow force format forward freeze get give go group handle hide highlight hold ignore import
-include increase indent index insert install invite italicise italicize join keep label lay lead
-leave limit link list load lock log look lower make mark match measure mention merge migrate
-mind move name note notify number omit open order organise organize output overwrite pack pad
-paste pause pay pick pin place plan plot point post prefer prepare print prioritise prioritize
-process produce proofread protect provide publish pull push put quote raise rank rate read
-rebase record redact reduce refer refactor refresh reject release remember remind remove rename
-render reorder repeat replace reply report request require rerun reset resize resolve respect
-respond restart restore resume retry return reuse review revise rewrite rotate round run save
-scale schedule scroll search select send separate set share shift ship shorten show sign skip
-sort specify spell split squash stage start stay stick stop store stream strip submit summarise
-summarize swap switch sync tag take talk target test thank track train transfer translate trim
-try turn type uncheck underline undo unify unlock update upgrade upload use validate verify
-wait warn watch wrap write zip
+attach avoid back bake be begin block bold book break bring build bump buy calculate call
+cancel capitalise capitalize cap carry catch cc bcc center change charge check choose cite
+clarify clean clear close collapse collect color combine come commit compare compile complete
+compress confirm connect consider contact continue convert copy correct count cover create
+credit crop cut date deal debug decide decline deduct define delete deliver deploy describe
+design detail disable discard display ditch do document double download draft drop dump edit
+email embed enable encrypt end enter estimate exclude expand explain export extract fetch file
+fill filter finish fix flag follow force format forward freeze get give go group handle hide
+highlight hold ignore import include increase indent index insert install invite italicise
+italicize join keep label lay lead leave let limit link list load lock log look lower make mark
+match measure mention merge migrate mind move name note notify number omit open order organise
+organize output overwrite pack pad paste pause pay pick pin place plan plot point post prefer
+prepare print prioritise prioritize process produce proofread protect provide publish pull push
+put quote raise rank rate read rebase record redact reduce refer refactor refresh reject
+release remember remind remove rename render reorder repeat replace reply report request
+require rerun reset resize resolve respect respond restart restore resume retry return reuse
+review revise rewrite rotate round run save scale schedule scroll search select send separate
+set share shift ship shorten show sign skip sort specify spell split squash stage start stay
+stick stop store stream strip submit summarise summarize swap switch sync tag take talk target
+test thank toss track train transfer translate trim try turn type uncheck underline undo unify
+unlock update upgrade upload use validate verify wait warn watch wrap write zip
 """)
 
 #: Pronouns and determiners that open a subject ("the build is …", "it works").
