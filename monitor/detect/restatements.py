@@ -337,6 +337,12 @@ def turned_within(
     the replies are in"); the other clauses of the same sentences are not ("use
     plain text and add alt text" / "no more plain text, but keep adding alt text"); neither is
     a span that merely sits beside the turned one.
+
+    Unless the sentence was rewritten whole: when two sentences of several clauses are a turned
+    pair both as wholes and in a pair of their clauses, and the later one sets no clause
+    against another ("but", "still"), it is the earlier sentence revised ("keep the tags and
+    ship it" / "drop the tags and ship it"): a clause it carries along unchanged is not said
+    again, so every pair of their clauses is vetoed.
     """
     turned = [
         (ins, u)
@@ -353,6 +359,23 @@ def turned_within(
         return [opp for _, _, opp, _, _ in pairs]
     sentence = _sentence_of(m)
 
+    # (earlier sentence, later sentence's number) of the turned pairs of clauses and of wholes
+    clauses_turned = set()
+    wholes_turned = set()
+    for ti, tu in turned:
+        n, whole = sentence.get(id(tu), (-1, False))
+        if n < 0:
+            continue
+        if ti.sentence and not whole:
+            clauses_turned.add((ti.sentence, n))
+        elif not ti.sentence and whole and _CONTINUES.search(tu.norm) is None:
+            wholes_turned.add((ti.text, n))
+    revised = clauses_turned & wholes_turned
+
+    def rewritten(ins: Instruction, u: Unit) -> bool:
+        n, whole = sentence.get(id(u), (-1, True))
+        return bool(ins.sentence) and not whole and (ins.sentence, n) in revised
+
     def holds_e(outer: Instruction, inner: Instruction) -> bool:
         return outer is inner or (not outer.sentence and outer.text == inner.sentence)
 
@@ -363,9 +386,16 @@ def turned_within(
         return whole and sentence.get(id(inner), (-1, False))[0] == n
 
     return [
-        opp or any(holds_e(ins, ti) and holds_l(u, tu) for ti, tu in turned)
+        opp
+        or any(holds_e(ins, ti) and holds_l(u, tu) for ti, tu in turned)
+        or (bool(revised) and rewritten(ins, u))
         for ins, u, opp, _, _ in pairs
     ]
+
+
+#: Words that set one clause of a sentence against another: a clause after them is said for
+#: itself ("stop using plain text, but still add alt text"), not carried along.
+_CONTINUES: Final = re.compile(r"\b(?:but|still|however|though|although|yet)\b")
 
 
 class Gated(NamedTuple):
