@@ -193,6 +193,14 @@ def test_common_verbs_and_particles_turn_an_instruction(earlier: str, later: str
     assert not restated(earlier, later)
 
 
+def test_a_run_on_reason_keeps_its_negation_to_itself() -> None:
+    # Each message holds two negations or none, in two clauses no comma separates.
+    earlier = "dont wire the doorbell to the hub we dont trust its firmware"
+    assert not restated(earlier, "wire the doorbell to the hub we trust its firmware now")
+    earlier = "don't schedule demos on mondays because there's no one at the front desk"
+    assert restated(earlier, "dont schedule demos on mondays theres no one at the front desk")
+
+
 def test_one_item_of_an_inline_list_is_restated() -> None:
     earlier = (
         "Rules for the gallery: 1) no stock photos 2) credit the photographer 3) no watermarks"

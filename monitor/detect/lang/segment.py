@@ -600,12 +600,66 @@ def _items(part: str) -> list[str]:
     return [part[head.start("head") : head.end("head")], *rest]
 
 
+#: Unpunctuated, a second subject with a negated verb opens a clause of its own: "dont add
+#: the camera we dont want it recorded", "dont book repairs on fridays theres no one in". Its
+#: negation is not the request's.
+_RUN_ON: Final = re.compile(
+    r"(?<=\w)\s+(?=(?:(?:we|i|they|he|she)\s+(?:don'?t|do not|never|can'?t|cannot|won'?t|"
+    r"didn'?t|doesn'?t|aren'?t|isn'?t|wasn'?t)|there(?:'?s| is) (?:no|not))\b)",
+    re.IGNORECASE,
+)
+#: What every cut of ``_RUN_ON`` is followed by: searched first, without the look-behind that
+#: would run at every character, and only in a sentence holding "nt", "n't", " no", "never" or
+#: "cannot", one of which each of its negations holds.
+_RUN_ON_MARK: Final = re.compile(
+    r"\b(?:we|i|they|he|she|there)(?:\s+|'?s\s+)(?:don'?t|do not|never|can'?t|cannot|won'?t|"
+    r"didn'?t|doesn'?t|aren'?t|isn'?t|wasn'?t|is no|is not|no|not)\b",
+    re.IGNORECASE,
+)
+_RUN_ON_MARK_LOWER: Final = lowercase_twin(_RUN_ON_MARK)
+#: Words after which such a subject is already joined to what it follows ("so we don't", "the
+#: one we don't use", "because there's no …").
+_JOINED_BEFORE: Final = (
+    lx.STOPWORDS
+    | lx.SUBJECT_OPENERS
+    | lx.AUXILIARIES
+    | lx.word_set("because since unless though although whether cause cuz coz cos bc")
+    # words that take a clause without "that" ("no reason we can't", "I think we don't")
+    | lx.word_set("reason need way why fact think guess hope mean say said know knew believe feel")
+)
+
+
+def _run_on(sentence: str) -> list[str]:
+    """``sentence`` cut before each unpunctuated negated clause of a new subject (``_RUN_ON``),
+    after a request of three words or more; not after a frame ("when the dog is home we don't
+    …"), which the clause it frames keeps."""
+    out: list[str] = []
+    start = 0
+    for m in _RUN_ON.finditer(sentence):
+        before = sentence[start : m.start()].split()
+        if len(before) < _NEGATED_AFTER or before[-1].lower() in _JOINED_BEFORE:
+            continue
+        if not out and before[0].lower() in _FRAME_OPENERS:
+            return [sentence]
+        out.append(sentence[start : m.start()])
+        start = m.end()
+    out.append(sentence[start:])
+    return out
+
+
 @functools.lru_cache(maxsize=_TEXT_MEMO)
 def clauses(sentence: str) -> tuple[str, ...]:
     """A sentence's clauses when it has several (a contrast, a reason, a second subject or
     request); the sentence alone otherwise. A leading frame ("For the app, never …") stays on."""
-    if sentence.isascii():
-        low = sentence.lower()
+    ascii_ = sentence.isascii()
+    low = sentence.lower()
+    if ("nt" in low or "n't" in low or " no" in low or "never" in low or "cannot" in low) and (
+        _RUN_ON_MARK_LOWER.search(low) if ascii_ else _RUN_ON_MARK.search(sentence)
+    ) is not None:
+        runs = _run_on(sentence)
+        if len(runs) > 1:
+            return tuple(c for r in runs for c in clauses(r))
+    if ascii_:
         if _MAY_SPLIT_LOWER.search(low) is None:
             return (sentence,)
         split = _cut_at(sentence, _CLAUSE_COMMA_LOWER.finditer(low))

@@ -256,6 +256,33 @@ def test_an_unpunctuated_negated_request_after_a_noun_opens_its_own() -> None:
     assert len(clauses("we never rebase the release branch")) == 1
 
 
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("dont wire the doorbell to the hub we dont trust its firmware", "we dont trust"),
+        ("don't schedule demos on mondays there's no one at the front desk", "there's no one"),
+        ("Skip the legacy exporter they never read its files", "they never read"),
+    ],
+)
+def test_an_unpunctuated_negated_clause_of_a_new_subject_opens_its_own(text: str, cut: str) -> None:
+    got = clauses(text)
+    assert len(got) == 2 and got[1].startswith(cut)
+    assert " ".join(got) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "when the printer is busy we dont queue the labels",  # a frame keeps its clause
+        "move it we dont",  # too short a request before it
+        "the last batch of labels that we dont print",  # joined by "that"
+        "there is no reason we can't merge the two lists",  # a clause the noun takes
+    ],
+)
+def test_a_joined_negated_clause_is_not_cut_off(text: str) -> None:
+    assert not any(c.lower().startswith(("we ", "there")) for c in clauses(text)[1:])
+
+
 def test_incl_and_excl_end_no_sentence() -> None:
     assert sentences("Quote 40 pages excl. appendices and cite every table.") == (
         "Quote 40 pages excl. appendices and cite every table.",
