@@ -201,6 +201,13 @@ def test_a_run_on_reason_keeps_its_negation_to_itself() -> None:
     assert restated(earlier, "dont schedule demos on mondays theres no one at the front desk")
 
 
+def test_a_reminder_typed_with_a_slip_is_still_a_reminder() -> None:
+    earlier = "Write the release notes in the past tense."
+    for later in ("like i mentoined, past tense for the release notes", "AGIAN: past tense notes"):
+        got = judge(instructions_in(earlier, 0, CFG), later, 1, CFG).restated
+        assert got and "reminder_cue" in got[0].cues
+
+
 def test_one_item_of_an_inline_list_is_restated() -> None:
     earlier = (
         "Rules for the gallery: 1) no stock photos 2) credit the photographer 3) no watermarks"

@@ -575,6 +575,17 @@ REMINDER: Final = re.compile(
     re.IGNORECASE,
 )
 
+#: The words the reminder and annoyance phrases turn on: typed with a slip ("mentoined",
+#: "agian", "seriusly") they are still read as the cue (``normalise.CUE_SLIPS``).
+CUE_WORDS: Final = word_set("""
+mentioned mentioning mention already again reminder remind remember repeat repeating literally
+clearly specifically explicitly expressly previously instructed discussed requested explained
+seriously times forget forgetting before earlier originally initially original initial annoying
+frustrating listen attention believe twice told asked
+""")
+#: Slips of those words that are words of their own.
+CUE_SLIPS_THAT_ARE_WORDS: Final = word_set("forge")
+
 #: Marks of annoyance beside capitals and repeated "!".
 FRUSTRATION: Final = re.compile(
     r"\bseriously\b|\bugh+\b|\bwtf\b|\bcome on\b|\bwhy (?:are|is|did|do|does|would|the hell)\b|"

@@ -241,6 +241,56 @@ def without_thousands(text: str) -> str:
     return _THOUSANDS.sub("", text) if "," in text else text
 
 
+def _slips(word: str) -> set[str]:
+    """The common slips of the keyboard in ``word``: two neighbouring letters swapped, a letter
+    typed twice, and in a word of six letters or more one letter after the first dropped (the
+    edits ``pairs._typo`` allows, less substitutions, which too often make another word: "times"
+    / "tiles")."""
+    out = {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    if len(word) >= 5:
+        out |= {word[:i] + word[i] + word[i:] for i in range(1, len(word))}
+    if len(word) >= 6:
+        out |= {word[:i] + word[i + 1 :] for i in range(1, len(word))}
+    out.discard(word)
+    return out
+
+
+#: Each slip of a cue word, with the word.
+CUE_SLIPS: Final = {
+    slip: w
+    for w in sorted(lx.CUE_WORDS)
+    for slip in sorted(_slips(w))
+    if slip not in lx.CUE_SLIPS_THAT_ARE_WORDS and slip not in lx.CUE_WORDS
+}
+#: The slips as bytes, and a table that turns every byte but a letter into a space: an ASCII
+#: text's words, lower-cased, are found by ``bytes.translate`` and ``split`` in C.
+_CUE_SLIPS_BYTES: Final = frozenset(k.encode() for k in CUE_SLIPS)
+_LETTERS_ONLY: Final = bytes(
+    c if chr(c).isascii() and chr(c).isalpha() else ord(" ") for c in range(256)
+).lower()
+_SLIPPED_WORD: Final = re.compile(r"[^\W\d_]+")
+
+
+def cue_slips_mended(text: str) -> str:
+    """``text`` with each cue word typed with a slip spelled as it should be ("like i
+    mentoined" as "like i mentioned"), so the reminder and annoyance phrases find it and the
+    slip is not read as a content word. Most texts hold no slip: one set test tells."""
+    if text.isascii():
+        if _CUE_SLIPS_BYTES.isdisjoint(text.encode().translate(_LETTERS_ONLY).split()):
+            return text
+    elif CUE_SLIPS.keys().isdisjoint(w.lower() for w in _SLIPPED_WORD.findall(text)):
+        return text
+    return _SLIPPED_WORD.sub(_mended, text)
+
+
+def _mended(m: re.Match[str]) -> str:
+    typed = m.group()
+    right = CUE_SLIPS.get(typed.lower())
+    if right is None:
+        return typed
+    return right.upper() if typed.isupper() else right.capitalize() if typed[0].isupper() else right
+
+
 def normalise(text: str) -> str:
     """NFKC, straight quotes and dashes, no thousands separators, spelled numbers in digits,
     a scale in words onto its number ("2 million" as "2m"), minutes written out ("10 min" as
