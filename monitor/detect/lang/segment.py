@@ -679,7 +679,7 @@ def clauses(sentence: str) -> tuple[str, ...]:
 
 _AND_TEXT: Final = (
     r",\s+(?:and\s+)?(?:then\s+|also\s+)?(?=(\w+))|\s+and\s+(?=(?:always|never)\s+(\w+))|"
-    r"\s+and\s+(?:then\s+|also\s+)?(?=(\w+))"
+    r"\s+(?:and|so)\s+(?:then\s+|also\s+)?(?=(\w+))"
 )
 _AND: Final = re.compile(_AND_TEXT, re.IGNORECASE)
 _AND_LOWER: Final = lowercase_twin(_AND)

@@ -283,6 +283,13 @@ def test_a_joined_negated_clause_is_not_cut_off(text: str) -> None:
     assert not any(c.lower().startswith(("we ", "there")) for c in clauses(text)[1:])
 
 
+def test_so_before_a_request_opens_it_as_and_does() -> None:
+    got = clauses("the minutes are drafted so send them to the board before noon")
+    assert got == ("the minutes are drafted", "send them to the board before noon")
+    # "so" before anything but a verb joins what follows
+    assert len(clauses("keep the minutes so short that nobody skips them")) == 1
+
+
 def test_incl_and_excl_end_no_sentence() -> None:
     assert sentences("Quote 40 pages excl. appendices and cite every table.") == (
         "Quote 40 pages excl. appendices and cite every table.",
