@@ -472,7 +472,9 @@ class _Reading(msgspec.Struct, gc=False):
 
     def changes_value(self) -> bool:
         if self.changed is None:
-            self.changed = changes_value(self.e, self.u, _change_cues(self.cues, self.u, self.kind))
+            self.changed = changes_value(
+                self.e, self.u, _change_cues(self.cues, self.e, self.u, self.kind)
+            )
         return self.changed
 
     def probabilities(self, scorer: sc.Scorer) -> tuple[float, float]:
@@ -481,10 +483,12 @@ class _Reading(msgspec.Struct, gc=False):
         return self.p
 
 
-def _change_cues(cues: un.Cues, u: Unit, kind: int) -> un.Cues:
-    """The cues ``changes_value`` reads for span ``u``: a change announced in another sentence
-    ("they moved the call to 3 instead of 2") changes nothing a sentence says."""
-    if cues.update and kind == un.SENTENCE and not un.announces(u.text):
+def _change_cues(cues: un.Cues, e: Unit, u: Unit, kind: int) -> un.Cues:
+    """The cues ``changes_value`` reads for span ``u`` against instruction ``e``: a change
+    announced in another sentence ("they moved the call to 3 instead of 2") changes nothing a
+    sentence says; nor does the wording of a change the instruction itself holds ("switch the
+    special to pork" told again as "switch it to pork"), which is its content, not news."""
+    if cues.update and ((kind == un.SENTENCE and not un.announces(u.text)) or un.announces(e.text)):
         return msgspec.structs.replace(cues, update=0)
     return cues
 
@@ -614,7 +618,7 @@ def _ungated(
         if (
             veto  # every turned pair is vetoed (``turned_within``)
             or _held(e, u, cues)
-            or changes_value(e, u, _change_cues(cues, u, kind))
+            or changes_value(e, u, _change_cues(cues, e, u, kind))
         ):
             continue
         r = _reading(e, u, cues, kind)

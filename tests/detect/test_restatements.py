@@ -208,6 +208,15 @@ def test_a_reminder_typed_with_a_slip_is_still_a_reminder() -> None:
         assert got and "reminder_cue" in got[0].cues
 
 
+def test_a_change_the_instruction_itself_words_is_no_news_when_told_again() -> None:
+    earlier = "Switch the staff rota to the winter template until the clocks change."
+    again = (
+        "the rota is still on summer so switch it to the winter template until the clocks change"
+    )
+    assert restated(earlier, again)
+    assert not restated(earlier, "actually switch the staff rota to the spring template")
+
+
 def test_one_item_of_an_inline_list_is_restated() -> None:
     earlier = (
         "Rules for the gallery: 1) no stock photos 2) credit the photographer 3) no watermarks"
