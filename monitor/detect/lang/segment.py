@@ -668,6 +668,7 @@ def clauses(sentence: str) -> tuple[str, ...]:
             return (sentence,)
         split = _CLAUSE_COMMA.split(sentence)
     pieces = [q for p in split for q in _second_requests(p.strip(" ,"))]
+    pieces = [r for p in pieces for r in _dictated(p)]
     pieces = [p for p in pieces if any(ch.isalpha() for ch in p)]
     if len(pieces) < 2:
         return (sentence,)
@@ -675,6 +676,21 @@ def clauses(sentence: str) -> tuple[str, ...]:
     if first in _FRAME_OPENERS and len(pieces) == 2:
         return (sentence,)
     return tuple(pieces)
+
+
+#: The words of a span that are read (``units.MAX_WORDS``).
+SPAN_WORDS: Final = 48
+#: A piece longer than a span, with no comma to cut it, was said in one breath (dictated, or
+#: typed as speech): it is cut at each joining word, so that a request in its tail is read as
+#: a span of its own rather than lost past the span's last word.
+_JOINS: Final = re.compile(r"\s+(?:and|so|but|then|which|because)\s+(?=\w)", re.IGNORECASE)
+
+
+def _dictated(piece: str) -> list[str]:
+    """``piece`` cut at its joining words when it holds more words than a span reads."""
+    if piece.count(" ") < SPAN_WORDS - 1:
+        return [piece]
+    return [p for p in _JOINS.split(piece) if p]
 
 
 _AND_TEXT: Final = (

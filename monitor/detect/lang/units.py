@@ -66,8 +66,9 @@ FORM_BITS: Final = (
     ("own_plan", OWN_PLAN),
 )
 
-#: Longest span read (words): the rest of a very long sentence says little more.
-MAX_WORDS: Final = 48
+#: Longest span read (words): the rest of a very long sentence says little more, and a
+#: longer piece said without a comma is cut at its joining words (``segment.clauses``).
+MAX_WORDS: Final = segment.SPAN_WORDS
 #: Shortest stem that may match as a prefix of a longer one ("prod" ~ "production").
 HEAD: Final = 4
 

@@ -290,6 +290,21 @@ def test_so_before_a_request_opens_it_as_and_does() -> None:
     assert len(clauses("keep the minutes so short that nobody skips them")) == 1
 
 
+def test_a_piece_longer_than_a_span_is_cut_at_its_joining_words() -> None:
+    said = (
+        "ok so the caterer called this morning about the order and the tables will be late "
+        "again because the van broke down on the ring road which is the second time this month "
+        "and the florist wants to move the delivery to friday morning which is fine by me and "
+        "the hall closes at six on friday so please send the florist the hall hours tonight"
+    )
+    got = clauses(said)
+    assert "please send the florist the hall hours tonight" in got
+    assert all(len(c.split()) < segment.SPAN_WORDS for c in got)
+    # A shorter piece keeps its joins.
+    shorter = "the caterer called and the tables will be late and the florist wants friday"
+    assert clauses(shorter) == (shorter,)
+
+
 def test_incl_and_excl_end_no_sentence() -> None:
     assert sentences("Quote 40 pages excl. appendices and cite every table.") == (
         "Quote 40 pages excl. appendices and cite every table.",
