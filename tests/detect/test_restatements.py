@@ -217,6 +217,21 @@ def test_a_change_the_instruction_itself_words_is_no_news_when_told_again() -> N
     assert not restated(earlier, "actually switch the staff rota to the spring template")
 
 
+@pytest.mark.parametrize(
+    "echo",
+    [
+        "ok got it, no client names in the file names. does that cover the archive too?",
+        "no client names in the file names, understood. what about the archive?",
+    ],
+)
+def test_an_instruction_echoed_as_understood_is_no_restatement(echo: str) -> None:
+    earlier = "Don't put client names in the file names."
+    assert not restated(earlier, echo)
+    # Asked, "got it?" is no acknowledgement: the user is insisting, and still tells.
+    asked = un.read("NO client names in the file names, got it?").sentences[0]
+    assert asked.form & un.NEGATED_START and not asked.form & un.ACK
+
+
 def test_one_item_of_an_inline_list_is_restated() -> None:
     earlier = (
         "Rules for the gallery: 1) no stock photos 2) credit the photographer 3) no watermarks"

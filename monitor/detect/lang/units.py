@@ -771,6 +771,24 @@ def _cue_counts(
     )
 
 
+#: Saying that one has understood: a sentence holding it echoes what was understood ("ok got
+#: it, no pings after midnight", "laminate the outdoor ones, understood") and tells nothing. Not
+#: when asked ("no emojis, got it?").
+_UNDERSTOOD: Final = re.compile(r"\b(?:got it|understood|gotcha)\b(?!\s*\?)")
+_UNDERSTOOD_MARKS: Final = ("got it", "understood", "gotcha")
+#: What a span no longer tells when it echoes.
+_TELLING: Final = IMPERATIVE | OBLIGATION | NEGATED_START | POLITE | DIRECTED | WANT
+
+
+def _echoes(sentence: str) -> bool:
+    low = sentence.lower()
+    return any(m in low for m in _UNDERSTOOD_MARKS) and _UNDERSTOOD.search(low) is not None
+
+
+def _as_echo(u: Unit) -> Unit:
+    return msgspec.structs.replace(u, form=(u.form | ACK) & ~_TELLING)
+
+
 @functools.lru_cache(maxsize=256)
 def read(text: str) -> Message:
     """Read a (capped) user message: pasted material dropped, sentences, clauses, cues."""
@@ -783,6 +801,9 @@ def read(text: str) -> Message:
     joined_texts: list[str] = []  # the whole message's sentences
     for s, asks in sents:
         whole = unit(s, None, asks)
+        echoes = _echoes(s)
+        if echoes:
+            whole = _as_echo(whole)
         if not whole.stems:
             if whole.negations and whole.norm.partition(" ")[0] != "no":
                 # "Never." negates the fragments beside it; "No." answers a question
@@ -799,6 +820,8 @@ def read(text: str) -> Message:
                 u = unit(p, whole.rejected, asks)
                 if whole.form & CHECKS and not u.form & CHECKS:
                     u = msgspec.structs.replace(u, form=u.form | CHECKS)  # "…, or are we still …"
+                if echoes:
+                    u = _as_echo(u)
                 if u.stems:
                     own.append(u)
                     units.append(u)
