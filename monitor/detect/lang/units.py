@@ -102,7 +102,10 @@ _INTERJECTIONS: Final = lx.word_set("""
 fuck fucking fuckin damn dammit shit hell wtf omg ugh argh lol lmao rofl jeez god geez whoa wow
 yikes oops hmm huh meh ah oh bruh dude man sigh nope yep
 """)
-_OWN_PLAN: Final = re.compile(r"^i\s+(?:will|would|am going to|am gonna|can|could|shall|might)\b")
+#: Read on a span's words past its fillers, which drop "to" ("i am going merge it").
+_OWN_PLAN: Final = re.compile(
+    r"^i\s+(?:will|would|am going(?: to)?|am gonna|can|could|shall|might|plan|am planning|intend)\b"
+)
 _PRAISE_WORDS: Final = frozenset(
     {
         "good",

@@ -335,3 +335,18 @@ def test_how_i_told_you_is_a_reminder_not_a_question() -> None:
     m = read("How I told you before, every deploy goes through the staging gate.")
     assert m.cues.reminder and not m.sentences[0].form & un.QUESTION
     assert read("How do I deploy through the staging gate").sentences[0].form & un.QUESTION
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        "I am going to rename the branches tomorrow.",
+        "I plan to rename the branches tomorrow.",
+        "I intend to rename the branches tomorrow.",
+        "i am planning to rename the branches tomorrow",
+    ],
+)
+def test_the_users_own_plan_is_no_instruction(plan: str) -> None:
+    u = un.unit(plan)
+    assert u.form & un.OWN_PLAN
+    assert not un.unit("Rename the branches tomorrow.").form & un.OWN_PLAN
