@@ -288,7 +288,9 @@ def prose(text: str) -> str:
         text = _TAGGED.sub("", text)
     lines = text.splitlines()
     if len(lines) <= 1:
-        return "" if output_line(text) or heading_line(text) or _REVIEW_MARK.match(text) else text
+        if output_line(text) or heading_line(text) or _REVIEW_MARK.match(text):
+            return ""
+        return _without_announced_quotes(text)
     out = [False] * len(lines)
     fenced = False
     for i, line in enumerate(lines):
@@ -337,7 +339,59 @@ def prose(text: str) -> str:
     _quoted_after_colon(lines, paragraphs, out)
     _mostly_pasted(lines, out)
     kept = [line for line, o in zip(lines, out, strict=True) if not o]
-    return "\n".join("" if heading_line(line) else line for line in kept)
+    return _without_announced_quotes("\n".join("" if heading_line(line) else line for line in kept))
+
+
+#: Words that announce a paste ("here is your summary from before:", "pasting the excerpt for
+#: reference:"): a long quotation after one is the pasted text, not the user's own words.
+_ANNOUNCES_PASTE: Final = re.compile(
+    r"\b(?:here(?:'s| is|s)|pasting|pasted|copied|copying|excerpt|for reference|"
+    r"(?:this|that) (?:was|is) (?:your|the|their|his|her))\b",
+    re.IGNORECASE,
+)
+_ANNOUNCES_PASTE_LOWER: Final = lowercase_twin(_ANNOUNCES_PASTE)
+#: Literals one of which every match of ``_ANNOUNCES_PASTE`` holds, in lower case.
+_ANNOUNCING_WORDS: Final = (
+    "here",
+    "past",
+    "copi",
+    "copy",
+    "excerpt",
+    "reference",
+    "s you",
+    "s the",
+)
+#: Marks one of which every quotation ``_QUOTATION`` finds holds.
+_QUOTE_MARKS: Final = ('"', "\u201c", ": '", ":'", "\n'")
+#: A quotation of this many words or more: long enough to be a pasted text, not a quoted rule.
+QUOTED_PASTE_WORDS: Final = 8
+_QUOTATION: Final = re.compile(
+    r"[\"\u201c]([^\"\u201c\u201d]+)[\"\u201d]|(?:(?<=:)|(?<=^))\s*'([^\n]+?)'(?=\s*$)",
+    re.MULTILINE,
+)
+
+
+def _without_announced_quotes(text: str) -> str:
+    """``text`` without the long quotations that follow a phrase announcing a paste. Said with
+    a single quote, only a quotation set off after a colon or alone on its line (a single
+    quote is most often an apostrophe)."""
+    if not any(q in text for q in _QUOTE_MARKS) and not text.startswith("'"):
+        return text
+    low = text.lower()
+    if not any(w in low for w in _ANNOUNCING_WORDS):
+        return text
+    announced = (
+        _ANNOUNCES_PASTE_LOWER.search(low) if low.isascii() else _ANNOUNCES_PASTE.search(text)
+    )
+    if announced is None:
+        return text
+    head, tail = text[: announced.end()], text[announced.end() :]
+    return head + _QUOTATION.sub(_quoted_paste, tail)
+
+
+def _quoted_paste(m: re.Match[str]) -> str:
+    quoted = m.group(1) or m.group(2) or ""
+    return " " if len(quoted.split()) >= QUOTED_PASTE_WORDS else m.group(0)
 
 
 #: A message is a paste with an introduction when this many of its lines, and this share of

@@ -305,6 +305,35 @@ def test_a_piece_longer_than_a_span_is_cut_at_its_joining_words() -> None:
     assert clauses(shorter) == (shorter,)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'here is your note from this morning: "Moved the stand-up to 9:30 and kept the retro on '
+        'Friday afternoons as agreed." can you post it',
+        "pasting the clause for reference:\n\u201cThe lender may recall any object on thirty "
+        "days written notice to the borrower.\u201d\nwhat does it mean for us",
+        "this was the label draft:\n'Oil on canvas, lent by a private collection, please do not "
+        "touch'\nis the credit right",
+    ],
+)
+def test_a_long_quotation_announced_as_pasted_is_not_typed(text: str) -> None:
+    kept = prose(text)
+    assert len(kept.split()) <= 12
+    assert kept.split()[-1] in ("it", "us", "right")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'I said "never push to main without a review from the platform team" and I meant it',
+        'here is the thing: "no" means no',  # too short to be a paste
+        "here's what I want: don't rename the columns in the export sheet again please",
+    ],
+)
+def test_a_quoted_rule_or_an_unquoted_one_stays(text: str) -> None:
+    assert prose(text) == text
+
+
 def test_incl_and_excl_end_no_sentence() -> None:
     assert sentences("Quote 40 pages excl. appendices and cite every table.") == (
         "Quote 40 pages excl. appendices and cite every table.",
