@@ -187,6 +187,7 @@ def test_a_sentence_rewritten_with_one_clause_turned_restates_none_of_it(
             "ditch the draft labels in the sidebar, they clutter it",
         ),
         ("Turn the volume down after midnight.", "turn the volume up after midnight"),
+        ("Round the totals down to the nearest euro.", "round the totals up to the nearest euro"),
     ],
 )
 def test_common_verbs_and_particles_turn_an_instruction(earlier: str, later: str) -> None:
@@ -230,6 +231,10 @@ def test_an_instruction_echoed_as_understood_is_no_restatement(echo: str) -> Non
     # Asked, "got it?" is no acknowledgement: the user is insisting, and still tells.
     asked = un.read("NO client names in the file names, got it?").sentences[0]
     assert asked.form & un.NEGATED_START and not asked.form & un.ACK
+
+
+def test_up_to_a_number_is_a_bound() -> None:
+    assert restated("Show at most 20 rows per page.", "show up to 20 rows per page")
 
 
 def test_one_item_of_an_inline_list_is_restated() -> None:

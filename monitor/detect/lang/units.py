@@ -383,7 +383,7 @@ def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
             continue
         for n in (3, 2) if i + 1 < len(ws) and ws[i + 1] in _PHRASE_SECONDS else ():
             phrase = " ".join(ws[i : i + n])
-            if len(ws) - i >= n and phrase in lx.PHRASES:
+            if len(ws) - i >= n and phrase in lx.PHRASES and _phrase_holds(phrase, ws, i + n):
                 out_w.append(lx.PHRASES[phrase])
                 out_r.append(lx.PHRASES[phrase])
                 i += n
@@ -401,6 +401,16 @@ def _phrased(ws: list[str], raw: list[str]) -> tuple[list[str], list[str]]:
             out_r.append(raw[i])
             i += 1
     return out_w, out_r
+
+
+def _phrase_holds(phrase: str, ws: list[str], after: int) -> bool:
+    """Whether ``phrase`` means what ``lx.PHRASES`` says where it stands: "up to" is a bound
+    before a number ("up to 20 rows") and a particle elsewhere ("round it up to the nearest
+    euro", the opposite of rounding down)."""
+    if phrase != "up to":
+        return True
+    nxt = ws[after] if after < len(ws) else ""
+    return nxt[:1].isdigit() or nxt[:1] == "$" or nxt in lx.NUMBER_WORDS
 
 
 #: Particles a phrasal verb may leave after its object ("leave X out", "turn X off"); "in",
