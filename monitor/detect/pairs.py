@@ -388,8 +388,12 @@ def _slots(norm: str) -> dict[str, str]:
     for w in norm.split():
         out.setdefault(w, prev)
         if w not in _ARTICLES:
-            prev = w
+            prev = _SAME_SLOT.get(w, w)
     return out
+
+
+#: Words that open one slot: "into savings" and "to savings" say where the money goes.
+_SAME_SLOT: Final = {"into": "to", "onto": "to", "towards": "to", "toward": "to"}
 
 
 def _swapped(ie: _Index, il: _Index) -> float:

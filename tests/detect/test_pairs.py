@@ -322,3 +322,14 @@ def test_a_request_told_verb_first_or_verb_last_moves_no_value() -> None:
     # Two values trading places still descend.
     e2, l2 = unit("Copy the ledger into the archive."), unit("Copy the archive into the ledger.")
     assert features(e2, l2, read(l2.text).cues, 0)[FEATURES.index("descents")] > 0
+
+
+def test_into_and_to_open_one_slot_so_a_swap_across_them_is_read() -> None:
+    from monitor.detect.lang import units as un
+    from monitor.detect.pairs import _index, _swapped
+
+    e = un.unit("Move 15k from the savings account to operating on the 1st.")
+    swapped = un.unit("move 15k from operating into savings on the 1st")
+    same = un.unit("move 15k from savings into operating on the 1st")
+    assert _swapped(_index(e), _index(swapped)) == 1.0
+    assert _swapped(_index(e), _index(same)) == 0.0
