@@ -576,15 +576,15 @@ REMINDER: Final = re.compile(
 )
 
 #: The words the reminder and annoyance phrases turn on: typed with a slip ("mentoined",
-#: "agian", "seriusly") they are still read as the cue (``normalise.CUE_SLIPS``).
+#: "agian", "seriusly") they are still read as the cue (``normalise.SLIPS``).
 CUE_WORDS: Final = word_set("""
 mentioned mentioning mention already again reminder remind remember repeat repeating literally
 clearly specifically explicitly expressly previously instructed discussed requested explained
 seriously times forget forgetting before earlier originally initially original initial annoying
 frustrating listen attention believe twice told asked
 """)
-#: Slips of those words that are words of their own.
-CUE_SLIPS_THAT_ARE_WORDS: Final = word_set("forge")
+#: Slips of those words, and of the request verbs (``VERBS``), that are words of their own.
+SLIPS_THAT_ARE_WORDS: Final = word_set("forge strat")
 
 #: Marks of annoyance beside capitals and repeated "!".
 FRUSTRATION: Final = re.compile(

@@ -255,37 +255,56 @@ def _slips(word: str) -> set[str]:
     return out
 
 
+def _swaps(word: str) -> set[str]:
+    """Two neighbouring letters swapped in ``word``, not its last two: "summarise" /
+    "summaries", "centre" / "center" are words or spellings of their own."""
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 2)} - {word}
+
+
 #: Each slip of a cue word, with the word.
 CUE_SLIPS: Final = {
     slip: w
     for w in sorted(lx.CUE_WORDS)
     for slip in sorted(_slips(w))
-    if slip not in lx.CUE_SLIPS_THAT_ARE_WORDS and slip not in lx.CUE_WORDS
+    if slip not in lx.SLIPS_THAT_ARE_WORDS and slip not in lx.CUE_WORDS
 }
+#: Each slip of a request's verb of five letters or more, two letters swapped ("exlcude",
+#: "scheudle"): its first word tells what the span does. Only swaps: a dropped or doubled
+#: letter makes other words of verbs too often ("create" / "crate").
+VERB_SLIPS: Final = {
+    slip: w
+    for w in sorted(lx.VERBS)
+    if len(w) >= 5
+    for slip in sorted(_swaps(w))
+    if slip not in lx.SLIPS_THAT_ARE_WORDS and slip not in lx.VERBS and slip not in CUE_SLIPS
+}
+#: Every slip mended, with the word it stands for.
+SLIPS: Final = {**VERB_SLIPS, **CUE_SLIPS}
 #: The slips as bytes, and a table that turns every byte but a letter into a space: an ASCII
 #: text's words, lower-cased, are found by ``bytes.translate`` and ``split`` in C.
-_CUE_SLIPS_BYTES: Final = frozenset(k.encode() for k in CUE_SLIPS)
+_SLIPS_BYTES: Final = frozenset(k.encode() for k in SLIPS)
 _LETTERS_ONLY: Final = bytes(
     c if chr(c).isascii() and chr(c).isalpha() else ord(" ") for c in range(256)
 ).lower()
 _SLIPPED_WORD: Final = re.compile(r"[^\W\d_]+")
 
 
-def cue_slips_mended(text: str) -> str:
-    """``text`` with each cue word typed with a slip spelled as it should be ("like i
-    mentoined" as "like i mentioned"), so the reminder and annoyance phrases find it and the
-    slip is not read as a content word. Most texts hold no slip: one set test tells."""
+def slips_mended(text: str) -> str:
+    """``text`` with each cue word or request verb typed with a slip spelled as it should be
+    ("like i mentoined" as "like i mentioned", "exlcude" as "exclude"), so the reminder and
+    annoyance phrases find it, a request is read as one, and the slip is not read as a content
+    word. Most texts hold no slip: one set test tells."""
     if text.isascii():
-        if _CUE_SLIPS_BYTES.isdisjoint(text.encode().translate(_LETTERS_ONLY).split()):
+        if _SLIPS_BYTES.isdisjoint(text.encode().translate(_LETTERS_ONLY).split()):
             return text
-    elif CUE_SLIPS.keys().isdisjoint(w.lower() for w in _SLIPPED_WORD.findall(text)):
+    elif SLIPS.keys().isdisjoint(w.lower() for w in _SLIPPED_WORD.findall(text)):
         return text
     return _SLIPPED_WORD.sub(_mended, text)
 
 
 def _mended(m: re.Match[str]) -> str:
     typed = m.group()
-    right = CUE_SLIPS.get(typed.lower())
+    right = SLIPS.get(typed.lower())
     if right is None:
         return typed
     return right.upper() if typed.isupper() else right.capitalize() if typed[0].isupper() else right

@@ -18,7 +18,7 @@ import msgspec
 from monitor.detect.lang import lexicon as lx
 from monitor.detect.lang import segment
 from monitor.detect.lang.literals import may_match, needed
-from monitor.detect.lang.normalise import cue_slips_mended, is_value, key, raw_words, stem, value
+from monitor.detect.lang.normalise import is_value, key, raw_words, slips_mended, stem, value
 from monitor.detect.lang.twins import lowercase_twin, sub_as_written
 
 #: Salience of a word: its weight when measuring overlap.
@@ -805,7 +805,7 @@ def _as_echo(u: Unit) -> Unit:
 @functools.lru_cache(maxsize=256)
 def read(text: str) -> Message:
     """Read a (capped) user message: pasted material dropped, sentences, clauses, cues."""
-    body = cue_slips_mended(segment.prose(text))
+    body = slips_mended(segment.prose(text))
     sents = segment.pieces(body)
     units: list[Unit] = []
     kinds: list[int] = []

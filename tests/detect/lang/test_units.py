@@ -350,3 +350,9 @@ def test_the_users_own_plan_is_no_instruction(plan: str) -> None:
     u = un.unit(plan)
     assert u.form & un.OWN_PLAN
     assert not un.unit("Rename the branches tomorrow.").form & un.OWN_PLAN
+
+
+def test_a_request_verb_typed_with_two_letters_swapped_still_tells() -> None:
+    m = un.read("exlcude the garage lights from the night scene")
+    assert m.sentences[0].form & un.IMPERATIVE
+    assert "exclude" in m.sentences[0].norm
