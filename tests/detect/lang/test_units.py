@@ -137,6 +137,9 @@ def test_a_speaker_saying_how_they_said_it_before_is_a_reminder() -> None:
         "like i flagged before, utf-8",
         "UTF-8 exports. I did mention this.",
         "Per the original message: UTF-8 exports.",
+        "As specified earlier, exports in UTF-8.",
+        "as explained before, utf-8 exports",
+        "Same as last time: UTF-8.",
     ):
         assert read(said).cues.reminder == 1, said
     assert read("Bump the exporter to 2.1 and set UTF-8.").cues.reminder == 0
