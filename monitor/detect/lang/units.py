@@ -788,14 +788,8 @@ def _cue_counts(
 #: it, no pings after midnight", "laminate the outdoor ones, understood") and tells nothing. Not
 #: when asked ("no emojis, got it?").
 _UNDERSTOOD: Final = re.compile(r"\b(?:got it|understood|gotcha)\b(?!\s*\?)")
-_UNDERSTOOD_MARKS: Final = ("got it", "understood", "gotcha")
 #: What a span no longer tells when it echoes.
 _TELLING: Final = IMPERATIVE | OBLIGATION | NEGATED_START | POLITE | DIRECTED | WANT
-
-
-def _echoes(sentence: str) -> bool:
-    low = sentence.lower()
-    return any(m in low for m in _UNDERSTOOD_MARKS) and _UNDERSTOOD.search(low) is not None
 
 
 def _as_echo(u: Unit) -> Unit:
@@ -806,6 +800,8 @@ def _as_echo(u: Unit) -> Unit:
 def read(text: str) -> Message:
     """Read a (capped) user message: pasted material dropped, sentences, clauses, cues."""
     body = slips_mended(segment.prose(text))
+    low = body.lower()
+    understood = "got it" in low or "understood" in low or "gotcha" in low
     sents = segment.pieces(body)
     units: list[Unit] = []
     kinds: list[int] = []
@@ -814,7 +810,7 @@ def read(text: str) -> Message:
     joined_texts: list[str] = []  # the whole message's sentences
     for s, asks in sents:
         whole = unit(s, None, asks)
-        echoes = _echoes(s)
+        echoes = understood and _UNDERSTOOD.search(s.lower()) is not None
         if echoes:
             whole = _as_echo(whole)
         if not whole.stems:
@@ -851,7 +847,6 @@ def read(text: str) -> Message:
         if joined.stems:
             units.append(joined)
             kinds.append(WHOLE)
-    low = body.lower()
     reminder, frustration, update, update_weak = (
         _cue_counts(low, _CUES_LOWER, _CUE_LITERALS) if low.isascii() else _cue_counts(low, _CUES)
     )
