@@ -223,6 +223,7 @@ def test_a_change_the_instruction_itself_words_is_no_news_when_told_again() -> N
     [
         "ok got it, no client names in the file names. does that cover the archive too?",
         "no client names in the file names, understood. what about the archive?",
+        "no client names in the file names — got it. does that cover the archive too?",
     ],
 )
 def test_an_instruction_echoed_as_understood_is_no_restatement(echo: str) -> None:

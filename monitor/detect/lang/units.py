@@ -808,11 +808,19 @@ def read(text: str) -> Message:
     sentence_units: list[Unit] = []
     parts: list[tuple[Unit, ...]] = []
     joined_texts: list[str] = []  # the whole message's sentences
+    last = -1  # where the units of the sentence just read begin
     for s, asks in sents:
         whole = unit(s, None, asks)
         echoes = understood and _UNDERSTOOD.search(s.lower()) is not None
         if echoes:
             whole = _as_echo(whole)
+            if not whole.stems and last >= 0:
+                # "insulin in the ward fridge — got it.": the piece before a bare
+                # acknowledgement is what was understood
+                units[last:] = [_as_echo(u) for u in units[last:]]
+                sentence_units[-1] = units[last]
+                parts[-1] = tuple(units[last + 1 :])
+                last = -1
         if not whole.stems:
             if whole.negations and whole.norm.partition(" ")[0] != "no":
                 # "Never." negates the fragments beside it; "No." answers a question
@@ -820,6 +828,7 @@ def read(text: str) -> Message:
             continue
         sentence_units.append(whole)
         joined_texts.append(whole.text)
+        last = len(units)
         units.append(whole)
         kinds.append(SENTENCE)
         pieces = segment.clauses(s)
