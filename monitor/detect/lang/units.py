@@ -822,6 +822,7 @@ def read(text: str) -> Message:
                 parts[-1] = tuple(units[last + 1 :])
                 last = -1
         if not whole.stems:
+            last = -1  # only the piece just before an acknowledgement is what it understood
             if whole.negations and whole.norm.partition(" ")[0] != "no":
                 # "Never." negates the fragments beside it; "No." answers a question
                 joined_texts.append(s)
