@@ -241,24 +241,25 @@ def without_thousands(text: str) -> str:
     return _THOUSANDS.sub("", text) if "," in text else text
 
 
+def _swaps(word: str, last: bool = False) -> set[str]:
+    """Two neighbouring letters swapped in ``word``; its last two only with ``last``: for a
+    verb, "summarise" / "summaries", "centre" / "center" are words or spellings of their own."""
+    ends = len(word) - (1 if last else 2)
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(ends)} - {word}
+
+
 def _slips(word: str) -> set[str]:
     """The common slips of the keyboard in ``word``: two neighbouring letters swapped, a letter
     typed twice, and in a word of six letters or more one letter after the first dropped (the
     edits ``pairs._typo`` allows, less substitutions, which too often make another word: "times"
     / "tiles")."""
-    out = {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    out = _swaps(word, last=True)
     if len(word) >= 5:
         out |= {word[:i] + word[i] + word[i:] for i in range(1, len(word))}
     if len(word) >= 6:
         out |= {word[:i] + word[i + 1 :] for i in range(1, len(word))}
     out.discard(word)
     return out
-
-
-def _swaps(word: str) -> set[str]:
-    """Two neighbouring letters swapped in ``word``, not its last two: "summarise" /
-    "summaries", "centre" / "center" are words or spellings of their own."""
-    return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 2)} - {word}
 
 
 #: Each slip of a cue word, with the word.

@@ -657,30 +657,22 @@ def _items(part: str) -> list[str]:
 #: Unpunctuated, a second subject with a negated verb opens a clause of its own: "dont add
 #: the camera we dont want it recorded", "dont book repairs on fridays theres no one in". Its
 #: negation is not the request's.
+_NEGATED_VERB: Final = (
+    r"don'?t|do not|never|can'?t|cannot|won'?t|didn'?t|doesn'?t|aren'?t|isn'?t|wasn'?t"
+)
 _RUN_ON: Final = re.compile(
-    r"(?<=\w)\s+(?=(?:(?:we|i|they|he|she)\s+(?:don'?t|do not|never|can'?t|cannot|won'?t|"
-    r"didn'?t|doesn'?t|aren'?t|isn'?t|wasn'?t)|there(?:'?s| is) (?:no|not))\b)",
+    rf"(?<=\w)\s+(?=(?:(?:we|i|they|he|she)\s+(?:{_NEGATED_VERB})|"
+    r"there(?:'?s| is) (?:no|not))\b)",
     re.IGNORECASE,
 )
 #: What every cut of ``_RUN_ON`` is followed by: searched first, without the look-behind that
 #: would run at every character, and only in a sentence holding "nt", "n't", " no", "never" or
 #: "cannot", one of which each of its negations holds.
 _RUN_ON_MARK: Final = re.compile(
-    r"\b(?:we|i|they|he|she|there)(?:\s+|'?s\s+)(?:don'?t|do not|never|can'?t|cannot|won'?t|"
-    r"didn'?t|doesn'?t|aren'?t|isn'?t|wasn'?t|is no|is not|no|not)\b",
+    rf"\b(?:we|i|they|he|she|there)(?:\s+|'?s\s+)(?:{_NEGATED_VERB}|is no|is not|no|not)\b",
     re.IGNORECASE,
 )
 _RUN_ON_MARK_LOWER: Final = lowercase_twin(_RUN_ON_MARK)
-#: Words after which such a subject is already joined to what it follows ("so we don't", "the
-#: one we don't use", "because there's no …").
-_JOINED_BEFORE: Final = (
-    lx.STOPWORDS
-    | lx.SUBJECT_OPENERS
-    | lx.AUXILIARIES
-    | lx.word_set("because since unless though although whether cause cuz coz cos bc")
-    # words that take a clause without "that" ("no reason we can't", "I think we don't")
-    | lx.word_set("reason need way why fact think guess hope mean say said know knew believe feel")
-)
 
 
 def _run_on(sentence: str) -> list[str]:
@@ -762,6 +754,14 @@ _AND_NEGATED_LOWER: Final = lowercase_twin(_AND_NEGATED)
 _NEGATED_MARKS: Final = ("do not", "don't", "dont", "never")
 #: Words before which a negator negates their own clause: a subject ("we never", "it doesn't").
 _NOT_NEW: Final = lx.STOPWORDS | lx.SUBJECT_OPENERS | lx.AUXILIARIES
+#: Words after which a subject is already joined to what it follows ("so we don't", "the one
+#: we don't use", "because there's no …"): no run-on clause opens there (``_run_on``).
+_JOINED_BEFORE: Final = (
+    _NOT_NEW
+    | lx.word_set("because since unless though although whether cause cuz coz cos bc")
+    # words that take a clause without "that" ("no reason we can't", "I think we don't")
+    | lx.word_set("reason need way why fact think guess hope mean say said know knew believe feel")
+)
 
 
 def _cut_at(text: str, matches: Iterator[re.Match[str]]) -> list[str]:
